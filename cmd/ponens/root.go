@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"github.com/ponens/ponens/config"
 )
 
 // Exit codes shared by every subcommand (DESIGN.md §3).
@@ -37,6 +39,7 @@ func newRootCommand() *cobra.Command {
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return exitWith(exitBadInput, "ponens: %v", err)
 	})
+	root.PersistentFlags().String("config", "", "config file (YAML); PONENS_* environment variables override it")
 	for _, add := range subcommands {
 		root.AddCommand(add())
 	}
@@ -48,3 +51,14 @@ func newRootCommand() *cobra.Command {
 // commands stay in their own files and root.go does not change when one is
 // added.
 var subcommands []func() *cobra.Command
+
+// loadConfig loads the configuration for cmd: --config, the environment, and
+// the flags of cmd named in binds (flag name → config key).
+func loadConfig(cmd *cobra.Command, binds map[string]string) (config.Config, error) {
+	path, _ := cmd.Flags().GetString("config")
+	c, err := config.Load(path, cmd.Flags(), binds)
+	if err != nil {
+		return c, exitWith(exitBadInput, "ponens: %v", err)
+	}
+	return c, nil
+}

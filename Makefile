@@ -1,0 +1,55 @@
+# ponens — make targets. `make test` is what CI runs (.ci/run).
+GO      ?= go
+BIN     := bin/ponens
+PKGS    := ./...
+# Packages with goroutines of their own: run under the race detector.
+RACE_PKGS := ./monitor/... ./trace/... ./schema/... ./ingest/... ./sink/...
+FUZZTIME ?= 30s
+DIFF_CASES ?= 200000
+
+.PHONY: all deps build test test-race lint bench fuzz run clean
+
+all: build
+
+## deps: download Go modules (everything the build and tests need)
+deps:
+	$(GO) mod download
+
+## build: build bin/ponens
+build:
+	$(GO) build -o $(BIN) ./cmd/ponens
+
+## test: formatting, vet, every test, and the race detector on the concurrent packages
+test: lint
+	$(GO) test -count=1 $(PKGS)
+	$(GO) test -count=1 -race $(RACE_PKGS)
+
+## test-race: the race detector over everything
+test-race:
+	$(GO) test -count=1 -race $(PKGS)
+
+## lint: gofmt and go vet must be clean
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(PKGS)
+
+## bench: the monitor's benchmarks (figures in docs/PERFORMANCE.md)
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./monitor/ ./policy/...
+
+## fuzz: every fuzz target for FUZZTIME each, and a long differential run
+fuzz:
+	@for pkg in $$($(GO) list ./...); do \
+	  for t in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
+	    echo "== $$pkg $$t"; $(GO) test $$pkg -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) || exit 1; \
+	  done; \
+	done
+	$(GO) test ./monitor/ -run TestDifferential -diff.cases=$(DIFF_CASES) -count=1
+
+## run: build and check the bundled example traces against the example rules
+run: build
+	$(BIN) check --rules examples/rules --out examples/out examples/traces/*.json examples/traces/*.jsonl || test $$? -eq 1
+
+clean:
+	rm -rf bin examples/out

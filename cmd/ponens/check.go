@@ -1,0 +1,314 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/ponens/ponens/monitor"
+	"github.com/ponens/ponens/policy/ruleset"
+	"github.com/ponens/ponens/schema"
+	"github.com/ponens/ponens/sink/file"
+)
+
+func init() { subcommands = append(subcommands, newCheckCommand) }
+
+func newCheckCommand() *cobra.Command {
+	var rf ruleFlags
+	var outDir string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "check [--rules PATH]... [--formula TEXT [--id ID]]... [--out DIR] [--enforce] [--json] TRACE...",
+		Short: "Monitor trace files and write their verdict streams and summary.json",
+		Long: `Run every run of the trace files through the streaming monitor, as if its
+events arrived live, and write the artifacts of seed 001: each run's verdict
+stream beside its trace file (<trace>.verdicts.jsonl, or
+<trace>.<runId>.verdicts.jsonl for a file of several runs) and summary.json,
+the rule × trace matrix of terminal statuses, into --out. A run without a
+closing event ends as the stream ended: open obligations are unresolved.
+
+Prints a short summary (the summary JSON with --json). Exit 0 if no rule is
+violated on any trace, 1 if some rule is, 2 on bad input: a rule that does
+not parse or cannot be monitored, or a trace that cannot be read.`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return exitWith(exitBadInput, "ponens check: give at least one trace file")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := loadConfig(cmd, map[string]string{"enforce": "rules.enforce"})
+			if err != nil {
+				return err
+			}
+			set, err := rf.load(cfg.Rules.HighStakesPaths, cfg.Rules.Enforce)
+			if err != nil {
+				return err
+			}
+			eng, errs := monitor.NewEngine(set)
+			if len(errs) > 0 {
+				return exitWith(exitBadInput, "%s", compileProblems(set, errs))
+			}
+			if err := distinctFiles(args); err != nil {
+				return err
+			}
+			runs, err := readTraces(args, cfg.Trace.MaxEventBytes)
+			if err != nil {
+				return exitWith(exitBadInput, "%v", err)
+			}
+			res, err := runCheck(eng, runs, outDir, newProgress(cmd.ErrOrStderr(), len(runs)))
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				if err := file.EncodeSummary(out, res.summary); err != nil {
+					return err
+				}
+			} else {
+				printCheck(out, res)
+			}
+			if res.summary.Counts[schema.StatusViolated] > 0 {
+				return &exitError{code: exitViolated}
+			}
+			return nil
+		},
+	}
+	rf.register(cmd)
+	cmd.Flags().StringVar(&outDir, "out", ".", "the directory summary.json is written to")
+	cmd.Flags().Bool("enforce", false, "enforce rule modes (rules.enforce); without it every rule only observes")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the summary JSON instead of the short summary")
+	return cmd
+}
+
+// compileProblems says which rules the monitor cannot evaluate and why,
+// one per line, at the rule's place in its file.
+func compileProblems(set *ruleset.Set, errs []error) string {
+	where := make(map[string]*ruleset.Rule, len(set.Rules))
+	for _, r := range set.Rules {
+		where[r.ID] = r
+	}
+	lines := make([]string, len(errs))
+	for i, err := range errs {
+		var ce *monitor.CompileError
+		if errors.As(err, &ce) {
+			if r := where[ce.RuleID]; r != nil {
+				lines[i] = fmt.Sprintf("%s:%d:%d: rule %s: cannot be monitored: %s", r.File, r.Line, r.Col, ce.RuleID, ce.Msg)
+				continue
+			}
+		}
+		lines[i] = "ponens check: " + err.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// distinctFiles refuses a trace file given twice, under any spelling: its
+// runs would be checked twice and its verdict stream written twice.
+func distinctFiles(paths []string) error {
+	seen := make(map[string]string, len(paths))
+	for _, p := range paths {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return exitWith(exitBadInput, "ponens check: %s: %v", p, err)
+		}
+		if first, dup := seen[abs]; dup {
+			return exitWith(exitBadInput, "ponens check: trace file %s is given twice (also as %s)", p, first)
+		}
+		seen[abs] = p
+	}
+	return nil
+}
+
+// checkResult is what a check produced, for the report.
+type checkResult struct {
+	summary     *schema.Summary
+	summaryPath string
+	// last holds, per trace, each rule's last verdict.
+	last []map[string]schema.VerdictEvent
+}
+
+// runCheck monitors every run with its own Run of eng, then writes each
+// verdict stream beside its trace and summary.json into outDir. Bad input
+// is found before anything is written.
+func runCheck(eng *monitor.Engine, runs []namedRun, outDir string, prog *progress) (*checkResult, error) {
+	perFile := make(map[string]int)
+	for _, nr := range runs {
+		perFile[nr.File]++
+	}
+	srcs := make([]file.Source, len(runs))
+	for i, nr := range runs {
+		srcs[i] = file.Source{File: nr.File, RunID: nr.Run.ID, Multi: perFile[nr.File] > 1}
+	}
+	places, err := file.Layout(srcs)
+	if err != nil {
+		return nil, exitWith(exitBadInput, "ponens check: %v", err)
+	}
+	check, err := file.NewCheck(eng.Rules(), outDir)
+	if err != nil {
+		return nil, err
+	}
+	res := &checkResult{summaryPath: check.SummaryPath(), last: make([]map[string]schema.VerdictEvent, len(runs))}
+	streams := make([][]schema.VerdictEvent, len(runs))
+	for i, nr := range runs {
+		stream, results, err := monitorRun(eng, nr)
+		if err != nil {
+			prog.clear()
+			return nil, err
+		}
+		t := file.Trace{ID: places[i].ID, RunID: nr.Run.ID, Verdicts: places[i].Verdicts, Events: nr.Run.Events, Stream: stream, Results: results}
+		if err := check.AddTrace(t); err != nil {
+			prog.clear()
+			return nil, fmt.Errorf("internal error: %w", err)
+		}
+		streams[i] = stream
+		res.last[i] = make(map[string]schema.VerdictEvent)
+		for _, v := range stream {
+			res.last[i][v.Rule.ID] = v
+		}
+		prog.tick()
+	}
+	prog.clear()
+	for i, p := range places {
+		if err := file.WriteVerdicts(p.Verdicts, streams[i]); err != nil {
+			return nil, fmt.Errorf("writing the verdict stream of %s: %w", p.ID, err)
+		}
+	}
+	if err := check.WriteSummary(); err != nil {
+		return nil, fmt.Errorf("writing %s: %w", check.SummaryPath(), err)
+	}
+	res.summary = check.Summary()
+	return res, nil
+}
+
+// monitorRun feeds a run's events, in order, to a new monitor Run and ends
+// it when no closing event came. It returns the verdict stream and the
+// final results.
+func monitorRun(eng *monitor.Engine, nr namedRun) ([]schema.VerdictEvent, []monitor.Result, error) {
+	run := eng.NewRun(nr.Run.ID)
+	var stream []schema.VerdictEvent
+	var closing *schema.Event
+	for i := range nr.Run.Events {
+		ev := &nr.Run.Events[i]
+		vs, err := run.Add(ev)
+		if errors.Is(err, monitor.ErrEnded) {
+			return nil, nil, exitWith(exitBadInput, "%s: run %s: event seq %d comes after the run ended with %s (seq %d)",
+				nr.File, nr.Run.ID, ev.Seq, closing.Type, closing.Seq)
+		} else if err != nil {
+			return nil, nil, exitWith(exitBadInput, "%s: run %s: event seq %d: %v", nr.File, nr.Run.ID, ev.Seq, err)
+		}
+		if ev.Type.IsTerminal() {
+			closing = ev
+		}
+		stream = append(stream, vs...)
+	}
+	if !run.Ended() {
+		stream = append(stream, run.End()...)
+	}
+	return stream, run.Results(), nil
+}
+
+// maxListed caps the cells the short summary lists.
+const maxListed = 20
+
+// printCheck writes the short summary: the counts, the cells that did not
+// end satisfied, and where the summary went.
+func printCheck(w io.Writer, res *checkResult) {
+	s := res.summary
+	na := 0
+	for _, row := range s.Matrix.Results {
+		for _, r := range row {
+			if r == "not_applicable" {
+				na++
+			}
+		}
+	}
+	fmt.Fprintf(w, "%s × %s: %d satisfied, %d violated, %d pending, %d unresolved (%d not applicable)\n",
+		plural(len(s.Rules), "rule"), plural(len(s.Traces), "trace"),
+		s.Counts[schema.StatusSatisfied], s.Counts[schema.StatusViolated], s.Counts[schema.StatusPending], s.Counts[schema.StatusUnresolved], na)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	listed, more := 0, 0
+	for _, want := range []schema.VerdictStatus{schema.StatusViolated, schema.StatusUnresolved, schema.StatusPending} {
+		for i, rule := range s.Matrix.Rules {
+			for j, tr := range s.Matrix.Traces {
+				if s.Matrix.Cells[i][j] != want {
+					continue
+				}
+				if listed == maxListed {
+					more++
+					continue
+				}
+				listed++
+				fmt.Fprintf(tw, "  %s\t%s\t%s", want, rule, tr)
+				if v, ok := res.last[j][rule]; ok && want == schema.StatusViolated {
+					fmt.Fprintf(tw, "\tat seq %d", v.Seq)
+				}
+				fmt.Fprintln(tw)
+			}
+		}
+	}
+	tw.Flush()
+	if more > 0 {
+		fmt.Fprintf(w, "  … and %d more in %s\n", more, res.summaryPath)
+	}
+	fmt.Fprintf(w, "wrote %s and %s\n", res.summaryPath, plural(len(s.Traces), "verdict stream"))
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// progressMin is the number of traces above which a terminal gets a
+// progress bar.
+const progressMin = 20
+
+// progress draws a progress bar on a terminal. A nil *progress draws
+// nothing, which is what every other output gets.
+type progress struct {
+	w           io.Writer
+	done, total int
+	drawn       time.Time
+}
+
+// newProgress returns a progress bar over total traces on w, or nil unless
+// w is a terminal and total is above progressMin.
+func newProgress(w io.Writer, total int) *progress {
+	f, ok := w.(*os.File)
+	if !ok || total <= progressMin || !term.IsTerminal(int(f.Fd())) {
+		return nil
+	}
+	return &progress{w: w, total: total}
+}
+
+// tick counts one trace done and redraws at most ten times a second.
+func (p *progress) tick() {
+	if p == nil {
+		return
+	}
+	p.done++
+	if p.done < p.total && time.Since(p.drawn) < 100*time.Millisecond {
+		return
+	}
+	p.drawn = time.Now()
+	const width = 30
+	filled := width * p.done / p.total
+	fmt.Fprintf(p.w, "\rchecking [%s%s] %d/%d traces", strings.Repeat("=", filled), strings.Repeat(" ", width-filled), p.done, p.total)
+}
+
+// clear erases the bar.
+func (p *progress) clear() {
+	if p == nil || p.drawn.IsZero() {
+		return
+	}
+	fmt.Fprint(p.w, "\r\033[K")
+}

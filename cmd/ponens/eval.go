@@ -1,0 +1,134 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ponens/ponens/policy/eval"
+	"github.com/ponens/ponens/policy/ruleset"
+	"github.com/ponens/ponens/trace"
+)
+
+func init() { subcommands = append(subcommands, newEvalCommand) }
+
+// ruleFlags are the rule-selecting flags `eval` and `check` share.
+type ruleFlags struct {
+	formulas, ids, rules []string
+}
+
+func (f *ruleFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringArrayVar(&f.formulas, "formula", nil, "a formula to evaluate (repeatable)")
+	cmd.Flags().StringArrayVar(&f.ids, "id", nil, "the id of the --formula at the same position (default formula-N)")
+	cmd.Flags().StringArrayVar(&f.rules, "rules", nil, "a policy file or directory (repeatable)")
+}
+
+// load builds the rule set from --rules and --formula, with the configured
+// high-stakes paths and enforce switch.
+func (f *ruleFlags) load(highStakes []string, enforce bool) (*ruleset.Set, error) {
+	if len(f.formulas) == 0 && len(f.rules) == 0 {
+		return nil, exitWith(exitBadInput, "ponens: give at least one --formula or --rules")
+	}
+	if len(f.ids) > len(f.formulas) {
+		return nil, exitWith(exitBadInput, "ponens: %d --id for %d --formula", len(f.ids), len(f.formulas))
+	}
+	set := &ruleset.Set{}
+	var probs ruleset.Problems
+	if len(f.rules) > 0 {
+		set, probs = ruleset.Load(f.rules...)
+	}
+	for i, text := range f.formulas {
+		id := fmt.Sprintf("formula-%d", i+1)
+		if i < len(f.ids) {
+			id = f.ids[i]
+		}
+		r, p := ruleset.FromFormula(id, text)
+		probs = append(probs, p...)
+		if r != nil {
+			probs = append(probs, set.Add(r)...)
+		}
+	}
+	if len(probs) > 0 {
+		return nil, exitWith(exitBadInput, "%s", probs.Error())
+	}
+	set.Opts.HighStakesPaths = append(set.Opts.HighStakesPaths, highStakes...)
+	set.Enforce = set.Enforce || enforce
+	return set, nil
+}
+
+func newEvalCommand() *cobra.Command {
+	var rf ruleFlags
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "eval [--json] (--formula TEXT [--id ID] | --rules PATH)... TRACE...",
+		Short: "Evaluate rules on trace files with the reference evaluator",
+		Long: `Evaluate every rule on every run of the trace files with the reference
+evaluator (the direct semantics of the policy language over a complete
+trace) and print pass, fail with the witnessing action ids, or
+not_applicable. Exit 0 if nothing failed, 1 if some rule failed, 2 on bad
+input.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := loadConfig(cmd, nil)
+			if err != nil {
+				return err
+			}
+			set, err := rf.load(cfg.Rules.HighStakesPaths, cfg.Rules.Enforce)
+			if err != nil {
+				return err
+			}
+			runs, err := readTraces(args, cfg.Trace.MaxEventBytes)
+			if err != nil {
+				return exitWith(exitBadInput, "%v", err)
+			}
+			type row struct {
+				Rule      string  `json:"rule"`
+				Trace     string  `json:"trace"`
+				Result    string  `json:"result"`
+				Witnesses []int64 `json:"witnesses"`
+			}
+			var rows []row
+			failed := false
+			for _, nr := range runs {
+				t := trace.Build(nr.Run.ID, nr.Run.Events)
+				for _, r := range set.Rules {
+					res := eval.Evaluate(r.Formula, t, set.Options(r))
+					failed = failed || res.Outcome == eval.Fail
+					w := res.Witnesses
+					if w == nil {
+						w = []int64{}
+					}
+					rows = append(rows, row{Rule: r.ID, Trace: nr.Name, Result: string(res.Outcome), Witnesses: w})
+				}
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				enc := json.NewEncoder(out)
+				enc.SetEscapeHTML(false)
+				for _, r := range rows {
+					if err := enc.Encode(r); err != nil {
+						return err
+					}
+				}
+			} else {
+				tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "RULE\tTRACE\tRESULT\tWITNESSES")
+				for _, r := range rows {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%v\n", r.Rule, r.Trace, r.Result, r.Witnesses)
+				}
+				tw.Flush()
+			}
+			if failed {
+				return &exitError{code: exitViolated}
+			}
+			return nil
+		},
+	}
+	rf.register(cmd)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "one JSON object per (rule, trace) per line")
+	cmd.SetErr(os.Stderr)
+	return cmd
+}

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ponens/ponens/policy/ruleset"
+)
+
+func init() { policySubcommands = append(policySubcommands, newPolicyCheckCommand) }
+
+func newPolicyCheckCommand() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "check [--json] PATH...",
+		Short: "Validate temporal policy files: parse, classify and check every rule",
+		Long: `Validate gallery policy JSON, policy objects and ponens rules files (YAML),
+or every such file in a directory. Each rule is parsed, checked, printed in
+canonical form and classified to its language level; a declared
+language_level lower than the one the formula needs is an error. Exit 0 if
+every rule is valid, 2 otherwise.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			set, probs := ruleset.Load(args...)
+			type row struct {
+				ID            string `json:"id"`
+				File          string `json:"file"`
+				Level         string `json:"level"`
+				DeclaredLevel string `json:"declared_level"`
+				Printed       string `json:"printed"`
+				Error         string `json:"error"`
+			}
+			var rows []row
+			for _, r := range set.Rules {
+				declared := ""
+				if r.Declared != nil {
+					declared = r.Declared.String()
+				}
+				rows = append(rows, row{ID: r.ID, File: r.File, Level: r.Level.String(), DeclaredLevel: declared, Printed: r.Text})
+			}
+			for _, p := range probs {
+				rows = append(rows, row{ID: p.RuleID, File: p.File, Error: p.Error()})
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				enc := json.NewEncoder(out)
+				enc.SetEscapeHTML(false)
+				for _, r := range rows {
+					if err := enc.Encode(r); err != nil {
+						return err
+					}
+				}
+			} else {
+				for _, r := range set.Rules {
+					fmt.Fprintf(out, "ok    %s  %s  %s\n", r.ID, r.Level, r.Text)
+				}
+				for _, p := range probs {
+					fmt.Fprintf(cmd.ErrOrStderr(), "error %s\n", p.Error())
+				}
+			}
+			if len(probs) > 0 {
+				return &exitError{code: exitBadInput}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "one JSON object per rule per line")
+	return cmd
+}

@@ -1,0 +1,337 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ponens/ponens/policy/policymd"
+)
+
+// The POLICY.md subcommands of `ponens policy` (seed 004).
+func init() {
+	policySubcommands = append(policySubcommands,
+		newPolicyValidateCommand,
+		newPolicyContextCommand,
+		newPolicyCodexCommand,
+		newPolicyInstallCommand,
+		newPolicyListCommand,
+	)
+}
+
+func newPolicyValidateCommand() *cobra.Command {
+	var strict, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "validate [--strict] [--json] PATH...",
+		Short: "Validate POLICY.md files",
+		Long: `Validate POLICY.md files. A PATH is a file (of any name) or a directory,
+searched recursively for files named POLICY.md. Every problem is printed as
+file:line:col: code: message. Exit status 0 when every file is valid, 2
+otherwise.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return exitWith(exitBadInput, "ponens policy validate: give at least one file or directory")
+			}
+			return runPolicyValidate(cmd.OutOrStdout(), args, policymd.Options{Strict: strict}, asJSON)
+		},
+	}
+	cmd.Flags().BoolVar(&strict, "strict", false, "reject unknown fields and values an operator does not use")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the results as JSON")
+	return cmd
+}
+
+// validateResult is one file's result in validate --json output.
+type validateResult struct {
+	File     string             `json:"file"`
+	Valid    bool               `json:"valid"`
+	Error    string             `json:"error,omitempty"`
+	Problems []policymd.Problem `json:"problems"`
+}
+
+func runPolicyValidate(out io.Writer, paths []string, opts policymd.Options, asJSON bool) error {
+	var results []validateResult
+	for _, path := range paths {
+		files, err := policyFiles(path)
+		if err != nil {
+			results = append(results, validateResult{File: path, Error: err.Error(), Problems: []policymd.Problem{}})
+			continue
+		}
+		for _, f := range files {
+			ps, err := policymd.ValidateFile(f, opts)
+			r := validateResult{File: f, Valid: err == nil && len(ps) == 0, Problems: ps}
+			if err != nil {
+				r.Error = err.Error()
+			}
+			if r.Problems == nil {
+				r.Problems = []policymd.Problem{}
+			}
+			results = append(results, r)
+		}
+	}
+	bad, nprobs := 0, 0
+	for _, r := range results {
+		if !r.Valid {
+			bad++
+		}
+		nprobs += len(r.Problems)
+	}
+	if asJSON {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(results); err != nil {
+			return exitWith(exitBadInput, "ponens policy validate: %v", err)
+		}
+	} else {
+		for _, r := range results {
+			switch {
+			case r.Error != "":
+				fmt.Fprintf(out, "%s: %s\n", r.File, r.Error)
+			case r.Valid:
+				fmt.Fprintf(out, "%s: valid\n", r.File)
+			default:
+				for _, p := range r.Problems {
+					fmt.Fprintln(out, p.String())
+				}
+			}
+		}
+	}
+	if bad > 0 {
+		return exitWith(exitBadInput, "ponens policy validate: %d of %d file(s) invalid, %d problem(s)", bad, len(results), nprobs)
+	}
+	return nil
+}
+
+// policyFiles expands a validate argument: a file is itself, a directory is
+// every POLICY.md below it (skipping .git), in lexical order.
+func policyFiles(path string) ([]string, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.IsDir() {
+		return []string{path}, nil
+	}
+	var files []string
+	err = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && d.Name() == ".git" {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && d.Name() == policymd.FileName {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("no %s found in this directory", policymd.FileName)
+	}
+	return files, nil
+}
+
+// loadPolicies discovers and loads the policies under dir; invalid files are
+// printed to errOut and make the returned error non-nil (exit 2). The valid
+// policies are returned all the same.
+func loadPolicies(errOut io.Writer, command, dir string) ([]*policymd.Policy, error) {
+	pols, err := policymd.Load(dir, policymd.DiscoverOptions{})
+	if err == nil {
+		return pols, nil
+	}
+	var ps policymd.Problems
+	if errors.As(err, &ps) {
+		for _, p := range ps {
+			fmt.Fprintln(errOut, p.String())
+		}
+	}
+	if _, only := err.(policymd.Problems); only {
+		return pols, exitWith(exitBadInput, "ponens policy %s: %d problem(s) in POLICY.md files under %s", command, len(ps), dir)
+	}
+	return pols, exitWith(exitBadInput, "ponens policy %s: %s", command, errorWithoutProblems(err))
+}
+
+// errorWithoutProblems renders err without the problem lines already printed.
+func errorWithoutProblems(err error) string {
+	var parts []string
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			if _, isProbs := e.(policymd.Problems); isProbs {
+				parts = append(parts, "invalid POLICY.md files (see above)")
+				continue
+			}
+			parts = append(parts, e.Error())
+		}
+		return strings.Join(parts, "; ")
+	}
+	return err.Error()
+}
+
+func newPolicyContextCommand() *cobra.Command {
+	var agent, dir string
+	cmd := &cobra.Command{
+		Use:   "context [--agent ID] [--dir WD]",
+		Short: "Render the discovered POLICY.md files as agent system-prompt Markdown",
+		Long: `Discover the POLICY.md files of a working directory and render them as
+Markdown for an agent's system prompt. With --agent, only the policies whose
+appliesTo contains all or that agent id.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			pols, err := loadPolicies(cmd.ErrOrStderr(), "context", dir)
+			if err != nil {
+				return err
+			}
+			var text string
+			if cmd.Flags().Changed("agent") {
+				text = policymd.BuildAgentPoliciesContext(pols, agent)
+			} else {
+				text = policymd.BuildPoliciesContext(pols)
+			}
+			if text == "" {
+				fmt.Fprintf(cmd.ErrOrStderr(), "ponens policy context: no policies apply\n")
+			}
+			_, err = io.WriteString(cmd.OutOrStdout(), text)
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&agent, "agent", "", "only the policies that apply to this agent or skill id")
+	cmd.Flags().StringVar(&dir, "dir", ".", "working directory to discover POLICY.md files in")
+	return cmd
+}
+
+func newPolicyCodexCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "codex",
+		Short: "Convert the discovered POLICY.md files for OpenAI Codex",
+	}
+	for _, c := range []struct {
+		use, short string
+		render     func([]*policymd.Policy) string
+	}{
+		{"execpolicy", "Print Codex execpolicy prefix rules (Starlark)", policymd.ToCodexExecpolicy},
+		{"guardian", "Print a Guardian LLM-judge prompt", policymd.ToCodexGuardianPrompt},
+	} {
+		var dir string
+		sub := &cobra.Command{
+			Use:   c.use + " [--dir WD]",
+			Short: c.short,
+			Args:  cobra.NoArgs,
+			RunE: func(cmd *cobra.Command, _ []string) error {
+				pols, err := loadPolicies(cmd.ErrOrStderr(), "codex "+c.use, dir)
+				if err != nil {
+					return err
+				}
+				_, err = io.WriteString(cmd.OutOrStdout(), c.render(pols))
+				return err
+			},
+		}
+		sub.Flags().StringVar(&dir, "dir", ".", "working directory to discover POLICY.md files in")
+		cmd.AddCommand(sub)
+	}
+	return cmd
+}
+
+func newPolicyInstallCommand() *cobra.Command {
+	var dir string
+	cmd := &cobra.Command{
+		Use:   "install SOURCE [--dir WD]",
+		Short: "Install a published POLICY.md into .policies/<name>/POLICY.md",
+		Long: `Install the POLICY.md at the root of SOURCE into WD/.policies/<name>/POLICY.md,
+where name is the policy's name. SOURCE is a local directory, a local git
+repository, a git URL, or owner/repo. An invalid policy is refused.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return exitWith(exitBadInput, "ponens policy install: give exactly one SOURCE")
+			}
+			ctx := cmd.Context()
+			if ctx == nil {
+				ctx = context.Background()
+			}
+			path, err := policymd.Install(ctx, args[0], dir)
+			if err != nil {
+				return exitWith(exitBadInput, "ponens policy %v", err)
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), path)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", ".", "working directory to install into")
+	return cmd
+}
+
+// listEntry is one policy in list --json output.
+type listEntry struct {
+	Name        string            `json:"name"`
+	File        string            `json:"file"`
+	Origin      policymd.Origin   `json:"origin"`
+	Skill       string            `json:"skill,omitempty"`
+	Scope       policymd.Scope    `json:"scope"`
+	AppliesTo   []string          `json:"appliesTo"`
+	Severity    policymd.Severity `json:"severity"`
+	Version     string            `json:"version,omitempty"`
+	Description string            `json:"description,omitempty"`
+	Rules       int               `json:"rules"`
+	Replaces    []string          `json:"replaces,omitempty"`
+}
+
+func newPolicyListCommand() *cobra.Command {
+	var dir string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "list [--dir WD] [--json]",
+		Short: "List the discovered POLICY.md files",
+		Long: `List the POLICY.md files discovered in a working directory, in load order:
+name, scope, appliesTo, severity, rule count and file. Invalid files are
+reported on standard error and make the exit status 2.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			pols, loadErr := loadPolicies(cmd.ErrOrStderr(), "list", dir)
+			entries := make([]listEntry, 0, len(pols))
+			for _, p := range pols {
+				entries = append(entries, listEntry{
+					Name: p.Name, File: p.File, Origin: p.Origin, Skill: p.Skill,
+					Scope: p.Scope, AppliesTo: p.AppliesTo, Severity: p.Severity,
+					Version: p.Version, Description: p.Description,
+					Rules: len(p.Rules), Replaces: p.Replaces,
+				})
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				enc := json.NewEncoder(out)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(entries); err != nil {
+					return err
+				}
+				return loadErr
+			}
+			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tSCOPE\tAPPLIES TO\tSEVERITY\tRULES\tFILE")
+			for _, e := range entries {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", e.Name, e.Scope, strings.Join(e.AppliesTo, ","), e.Severity, e.Rules, e.File)
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			for _, e := range entries {
+				if len(e.Replaces) > 0 {
+					fmt.Fprintf(out, "%s (%s) replaces the same-named %s\n", e.Name, e.File, strings.Join(e.Replaces, ", "))
+				}
+			}
+			return loadErr
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", ".", "working directory to discover POLICY.md files in")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the list as JSON")
+	return cmd
+}

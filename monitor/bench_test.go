@@ -1,0 +1,101 @@
+package monitor
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/ponens/ponens/policy/ruleset"
+	"github.com/ponens/ponens/schema"
+)
+
+// benchEngine loads a rules file into an engine.
+func benchEngine(b *testing.B, file string) *Engine {
+	set, probs := ruleset.Load(file)
+	if probs != nil {
+		b.Fatal(probs)
+	}
+	eng, errs := NewEngine(set)
+	if len(errs) > 0 {
+		b.Fatal(errs)
+	}
+	return eng
+}
+
+// benchEvents makes n action events of a run: a mix of the types the rules
+// mention, on `targets` distinct files, half of them high-stakes.
+func benchEvents(runID string, n, targets int, seed uint64) []schema.Event {
+	r := rand.New(rand.NewPCG(seed, 1))
+	types := []string{"ReadFile", "EditFile", "RunTests", "GitCommit", "SearchCode", "Verify", "Formalize", "ToolCall", "Deploy", "DeleteFile"}
+	statuses := []string{"completed", "completed", "completed", "failed"}
+	cats := []string{"activity", "activity", "gateway", "reasoning"}
+	ts := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	events := make([]schema.Event, 0, n+1)
+	events = append(events, schema.Event{V: 1, RunID: runID, Seq: 1, TS: ts, Type: schema.TypeRunStart,
+		Start: &schema.RunStart{HighStakesPaths: []string{"payments/"}}})
+	for i := range n {
+		dir := "src/"
+		if i%2 == 0 {
+			dir = "payments/"
+		}
+		a := &schema.Action{ID: int64(i + 1), Type: types[r.IntN(len(types))], Status: statuses[r.IntN(4)],
+			Category: cats[r.IntN(4)], Evidence: []schema.Evidence{{Type: "FileRef", Ref: fmt.Sprintf("%sf%d.py", dir, r.IntN(targets))}}}
+		if r.IntN(2) == 0 {
+			a.Rationale = "why"
+		}
+		events = append(events, schema.Event{V: 1, RunID: runID, Seq: uint64(i + 2), TS: ts, Type: schema.TypeAction, Action: a})
+	}
+	return events
+}
+
+// BenchmarkPure20 measures the monitor alone on the twenty pure-temporal
+// rules of testdata/pure20.yaml, at two run lengths: the cost per event must
+// not grow with the length of the run.
+func BenchmarkPure20(b *testing.B) {
+	for _, n := range []int{1_000, 1_000_000} {
+		b.Run(fmt.Sprintf("events=%d", n), func(b *testing.B) {
+			eng := benchEngine(b, "testdata/pure20.yaml")
+			events := benchEvents("bench", n, 50, 1)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				run := eng.NewRun("bench")
+				for i := range events {
+					if _, err := run.Add(&events[i]); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(events)), "ns/event")
+			b.ReportMetric(float64(b.N*len(events))/b.Elapsed().Seconds(), "events/s")
+		})
+	}
+}
+
+// BenchmarkRunMemory measures the heap held per open run for the
+// twenty-rule set after 20 events each.
+func BenchmarkRunMemory(b *testing.B) {
+	eng := benchEngine(b, "testdata/pure20.yaml")
+	const runs = 10_000
+	events := benchEvents("mem", 20, 5, 2)
+	for b.Loop() {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		open := make([]*Run, runs)
+		for i := range open {
+			open[i] = eng.NewRun("mem")
+			for j := range events {
+				if _, err := open[i].Add(&events[j]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/runs, "bytes/run")
+		runtime.KeepAlive(open)
+	}
+}

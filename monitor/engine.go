@@ -1,0 +1,142 @@
+package monitor
+
+import (
+	"errors"
+
+	"github.com/ponens/ponens/policy/eval"
+	"github.com/ponens/ponens/policy/ltl"
+	"github.com/ponens/ponens/policy/policymd"
+	"github.com/ponens/ponens/policy/ruleset"
+	"github.com/ponens/ponens/schema"
+	"github.com/ponens/ponens/trace"
+)
+
+// Engine holds a rule set compiled for incremental evaluation, and the
+// interned obligations and cached transitions its runs share. An Engine and
+// its Runs are owned by one goroutine: they are not safe for concurrent use.
+// A sharded worker has one Engine per shard.
+type Engine struct {
+	set    *ruleset.Set
+	progs  []*program
+	in     *interner
+	cached int          // transitions cached, over all obligations
+	vals   [][]bool     // scratch: proposition values per program
+	states []eval.State // scratch: evaluation state per program
+
+	keepPositions bool // a structural rule reads the run's actions
+	keepGraph     bool // a scoped or structural rule reads the artifact graph
+
+	// POLICY.md: the authorization engine over every loaded policy, and
+	// the program of each of their rules.
+	capEngine *policymd.Engine
+	capRules  map[*policymd.Rule]int
+}
+
+// maxCache bounds the transitions cached; the caches are dropped when full.
+const maxCache = 1 << 16
+
+// NewEngine compiles every rule of set. A rule the monitor cannot evaluate
+// incrementally is left out and its *CompileError returned; the engine runs
+// the others.
+func NewEngine(set *ruleset.Set) (*Engine, []error) {
+	e := &Engine{set: set, in: newInterner()}
+	var errs []error
+	for _, r := range set.Rules {
+		p, err := compile(e.in, r, set.Options(r), schema.Mode(set.Enforced(r)))
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if p.capability {
+			if e.capRules == nil {
+				e.capRules = map[*policymd.Rule]int{}
+			}
+			e.capRules[r.Capability] = len(e.progs)
+		}
+		e.progs = append(e.progs, p)
+		e.vals = append(e.vals, make([]bool, len(p.props)))
+		e.states = append(e.states, eval.State{Opts: p.opts})
+		switch r.Level {
+		case ltl.Structural:
+			e.keepPositions, e.keepGraph = true, true
+		case ltl.ScopedTemporal:
+			e.keepGraph = true
+		}
+	}
+	if len(set.Policies) > 0 {
+		e.capEngine = policymd.NewEngine(set.Policies)
+	}
+	return e, errs
+}
+
+// Rule describes a compiled rule for the rule manifest.
+type Rule struct {
+	ID          string
+	Description string
+	Mode        schema.Mode // the mode actually enforced
+	Text        string      // the printed form
+	Formula     ltl.Formula
+	Level       ltl.Level
+}
+
+// Rules lists the rules the engine evaluates, in order.
+func (e *Engine) Rules() []Rule {
+	out := make([]Rule, len(e.progs))
+	for i, p := range e.progs {
+		out[i] = Rule{ID: p.rule.ID, Description: p.rule.Description, Mode: p.mode, Text: p.text, Formula: p.rule.Formula, Level: p.rule.Level}
+	}
+	return out
+}
+
+// transition progresses o with the proposition values vals, through the
+// cache when the program has at most 64 propositions.
+func (e *Engine) transition(p *program, o *ob, vals []bool) *ob {
+	if len(vals) > 64 {
+		return e.in.progress(o, vals)
+	}
+	var bits uint64
+	for i, v := range vals {
+		if v {
+			bits |= 1 << i
+		}
+	}
+	if next, ok := o.next[bits]; ok {
+		return next
+	}
+	next := e.in.progress(o, vals)
+	if e.cached >= maxCache {
+		for _, x := range e.in.table {
+			x.next = nil
+		}
+		e.cached = 0
+	}
+	if o.next == nil {
+		o.next = map[uint64]*ob{}
+	}
+	o.next[bits] = next
+	e.cached++
+	return next
+}
+
+// ErrEnded is returned when an event arrives for a run that has ended.
+var ErrEnded = errors.New("run has ended")
+
+// NewRun starts monitoring the run runID.
+func (e *Engine) NewRun(runID string) *Run {
+	r := &Run{e: e, b: trace.NewBuilder(runID), rules: make([]ruleState, len(e.progs))}
+	if !e.keepPositions {
+		r.b.DropPositions()
+	}
+	if !e.keepGraph {
+		r.b.DropGraph()
+	}
+	words := 0
+	for i, p := range e.progs {
+		r.rules[i].res = p.init
+		r.rules[i].pastOff = words * 64
+		words += (p.pastBits + 63) / 64
+	}
+	r.past = make([]uint64, words)
+	r.b.OnSeal = r.seal
+	return r
+}

@@ -1,0 +1,515 @@
+package monitor
+
+import (
+	"github.com/ponens/ponens/policy/eval"
+	"github.com/ponens/ponens/policy/ltl"
+	"github.com/ponens/ponens/policy/policymd"
+	"github.com/ponens/ponens/schema"
+	"github.com/ponens/ponens/trace"
+)
+
+// Run is the monitor of one run: it consumes the run's events in seq order
+// and reports verdict transitions.
+type Run struct {
+	e     *Engine
+	b     *trace.Builder
+	rules []ruleState
+	past  []uint64 // past-operator summaries of every rule, bit-packed
+	out   []schema.VerdictEvent
+
+	positions int
+	last      *schema.Event
+	ended     bool
+	defStamp  int // trace.Version when the deferred caches were filled
+}
+
+// ruleState is one rule's state within a run.
+type ruleState struct {
+	res       *ob
+	status    schema.VerdictStatus // last emitted; "" means the implicit initial satisfied
+	leaning   schema.Leaning
+	pastOff   int
+	triggered bool  // some not_applicable trigger held
+	applies   bool  // some action matched applies_when
+	witness   int64 // the action at which progression hit ⊥
+	violated  bool
+	atAction  bool                        // violated at an action (witness set), not at the end
+	targets   []map[string]bool           // per propTarget slot
+	chains    []map[*trace.Artifact]uint8 // per propChain slot
+	defVals   []int8                      // deferred leaf values: 0 unknown, 1 false, 2 true
+}
+
+// chain memo bits: the producer's argument value is known, and its value;
+// whether some artifact in the ancestry (itself included) has a producer
+// whose value is the one looked for is memoised in the top bits.
+const (
+	chainProd    = 1 << 0 // producer's argument value known
+	chainProdVal = 1 << 1
+	chainAny     = 1 << 2 // memo known
+	chainAnyVal  = 1 << 3
+)
+
+// Result is a rule's final state for a run.
+type Result struct {
+	RuleID  string
+	Status  schema.VerdictStatus // satisfied, violated or unresolved
+	Outcome eval.Outcome         // pass, fail or not_applicable by finite-trace semantics
+	Witness int64                // the action at which a violation was detected; -1 when none
+}
+
+// Add consumes the next event of the run (validated, in seq order, without
+// duplicates) and returns the verdict transitions it caused. The returned
+// slice is reused by the next call.
+func (r *Run) Add(ev *schema.Event) ([]schema.VerdictEvent, error) {
+	if r.ended {
+		return nil, ErrEnded
+	}
+	r.out = r.out[:0]
+	r.last = ev
+	r.b.Add(ev)
+	switch {
+	case ev.Type.IsTerminal():
+		r.finish(ev)
+	case ev.Type != schema.TypeAction && r.positions > 0:
+		// Context changed: position-independent leaves may lean otherwise.
+		for i := range r.rules {
+			rs := &r.rules[i]
+			if rs.res.hasDef && rs.status == schema.StatusPending {
+				r.classify(i, ev)
+			}
+		}
+	}
+	return r.out, nil
+}
+
+// End ends a run that stopped without a closing event (idle too long, or
+// the stream was cut): pending rules become unresolved.
+func (r *Run) End() []schema.VerdictEvent {
+	if r.ended {
+		return nil
+	}
+	r.out = r.out[:0]
+	r.b.Seal()
+	r.finish(nil)
+	return r.out
+}
+
+// Ended reports whether the run has ended.
+func (r *Run) Ended() bool { return r.ended }
+
+// Trace returns the run as far as it has been read.
+func (r *Run) Trace() *trace.Trace { return r.b.T }
+
+// seal evaluates every rule at a sealed position.
+func (r *Run) seal(p *trace.Position) {
+	first := r.positions == 0
+	r.positions++
+	if r.e.capEngine != nil && p.Action.Capability != "" {
+		r.judgeToolCall(p)
+	}
+	for i, prog := range r.e.progs {
+		rs := &r.rules[i]
+		if rs.violated || prog.capability {
+			continue
+		}
+		vals := r.e.vals[i]
+		r.evalProps(i, rs, p, first, vals)
+		for _, t := range prog.triggers {
+			rs.triggered = rs.triggered || t.eval(vals)
+		}
+		if sel := prog.opts.AppliesWhen; sel != nil && !rs.applies {
+			rs.applies = sel.Matches(p)
+		}
+		before := rs.res
+		rs.res = r.e.transition(prog, before, vals)
+		if rs.res == r.e.in.false {
+			rs.violated, rs.atAction, rs.witness = true, true, p.Action.ID
+			r.emit(i, schema.StatusViolated, "", p.Event, r.e.in.blame(before, vals))
+			continue
+		}
+		r.classify(i, p.Event)
+	}
+}
+
+// judgeToolCall runs the POLICY.md authorization engine on a tool call: the
+// rule that decides deny or require_approval is violated.
+func (r *Run) judgeToolCall(p *trace.Position) {
+	in := policymd.IntentFromAction(r.b.T.RunID, p.Action)
+	for _, m := range r.e.capEngine.Matches(&in) {
+		if i, ok := r.e.capRules[m.Rule]; ok {
+			r.rules[i].triggered = true
+		}
+	}
+	d := r.e.capEngine.Decide(&in)
+	if d.Action == policymd.Allow || d.Rule == nil {
+		return
+	}
+	i, ok := r.e.capRules[d.Rule]
+	if !ok || r.rules[i].violated {
+		return
+	}
+	rs := &r.rules[i]
+	rs.violated, rs.atAction, rs.witness = true, true, p.Action.ID
+	r.emit(i, schema.StatusViolated, "", p.Event, nil)
+}
+
+// classify works out a live rule's status from its obligation and emits it
+// if it changed.
+func (r *Run) classify(i int, ev *schema.Event) {
+	rs := &r.rules[i]
+	o := rs.res
+	switch {
+	case o == r.e.in.true || o.invariant:
+		r.emit(i, schema.StatusSatisfied, "", ev, nil)
+	default:
+		leaning := schema.LeaningViolate
+		if endValue(o, r.deferred(i)) {
+			leaning = schema.LeaningSatisfy
+		}
+		r.emit(i, schema.StatusPending, leaning, ev, openObligation(o).origin)
+	}
+}
+
+// evalProps computes the rule's propositions at p, then advances the past
+// summaries to p.
+func (r *Run) evalProps(i int, rs *ruleState, p *trace.Position, first bool, vals []bool) {
+	r.computeProps(i, rs, p, first, vals)
+	r.advanceProps(i, rs, p, vals)
+}
+
+// computeProps computes rule i's propositions at p into vals, changing
+// nothing.
+func (r *Run) computeProps(i int, rs *ruleState, p *trace.Position, first bool, vals []bool) {
+	prog := r.e.progs[i]
+	st := &r.e.states[i]
+	st.Trace = r.b.T
+	for k := range prog.props {
+		pr := &prog.props[k]
+		switch pr.kind {
+		case propLeaf:
+			vals[k] = pr.leaf(st, p)
+		case propPast:
+			vals[k] = r.pastValue(pr, rs, first)
+		case propTarget:
+			vals[k] = r.targetValue(pr, rs, p)
+		case propChain:
+			vals[k] = r.chainValue(pr, rs, p)
+		}
+	}
+}
+
+// advanceProps makes the past summaries of rule i remember p's values for
+// the next position.
+func (r *Run) advanceProps(i int, rs *ruleState, p *trace.Position, vals []bool) {
+	prog := r.e.progs[i]
+	for k := range prog.props {
+		pr := &prog.props[k]
+		switch pr.kind {
+		case propPast:
+			base := rs.pastOff + pr.slot
+			r.setBit(base, vals[k])
+			r.setBit(base+1, pr.a.eval(vals))
+			if pr.b.op != 0 {
+				r.setBit(base+2, pr.b.eval(vals))
+			}
+		case propTarget:
+			recordTarget(prog, pr, rs, p, pr.a.eval(vals))
+		case propChain:
+			recordChain(prog, pr, rs, p, pr.a.eval(vals))
+		}
+	}
+}
+
+func (r *Run) bit(i int) bool { return r.past[i/64]&(1<<(i%64)) != 0 }
+
+func (r *Run) setBit(i int, v bool) {
+	if v {
+		r.past[i/64] |= 1 << (i % 64)
+	} else {
+		r.past[i/64] &^= 1 << (i % 64)
+	}
+}
+
+// pastValue is the Havelund–Roşu recurrence: the value at this position from
+// the operator's value and its arguments' values at the previous one.
+func (r *Run) pastValue(pr *prop, rs *ruleState, first bool) bool {
+	var op any = pr.op
+	if u, ok := op.(*ltl.Unary); ok {
+		if first {
+			return u.Op == ltl.OpH
+		}
+		prev, a := r.bit(rs.pastOff+pr.slot), r.bit(rs.pastOff+pr.slot+1)
+		if u.Op == ltl.OpP {
+			return prev || a
+		}
+		return prev && a
+	}
+	if first {
+		return false
+	}
+	prev, a, b := r.bit(rs.pastOff+pr.slot), r.bit(rs.pastOff+pr.slot+1), r.bit(rs.pastOff+pr.slot+2)
+	if pr.op.(*ltl.Binary).Op == ltl.OpS {
+		return b || (a && prev)
+	}
+	return !b && (a || prev) // S_last
+}
+
+// targetValue: P_target holds when some earlier position sharing a target had
+// its argument true; H_target when none sharing a target had it false. The
+// per-target map records exactly that.
+func (r *Run) targetValue(pr *prop, rs *ruleState, p *trace.Position) bool {
+	if rs.targets == nil {
+		return !pr.exist
+	}
+	m := rs.targets[pr.slot]
+	for _, t := range p.TargetSet() {
+		if m[t] {
+			return pr.exist
+		}
+	}
+	return !pr.exist
+}
+
+func recordTarget(prog *program, pr *prop, rs *ruleState, p *trace.Position, arg bool) {
+	if arg != pr.exist || len(p.TargetSet()) == 0 {
+		return // only witnesses are remembered
+	}
+	if rs.targets == nil {
+		rs.targets = make([]map[string]bool, prog.scoped)
+	}
+	if rs.targets[pr.slot] == nil {
+		rs.targets[pr.slot] = map[string]bool{}
+	}
+	for _, t := range p.TargetSet() {
+		rs.targets[pr.slot][t] = true
+	}
+}
+
+// chainValue: P_chain holds when some earlier position that produced an
+// artifact in p's lineage had its argument true (H_chain: none had it
+// false). Each artifact memoises whether its ancestry has such a producer;
+// the memo is final once every producer in the ancestry has been sealed,
+// which holds for everything but p's own outputs.
+func (r *Run) chainValue(pr *prop, rs *ruleState, p *trace.Position) bool {
+	var m map[*trace.Artifact]uint8
+	if rs.chains != nil {
+		m = rs.chains[pr.slot]
+	}
+	for _, a := range p.Inputs {
+		if anyWitness(m, a, p) {
+			return pr.exist
+		}
+	}
+	for _, a := range p.Produced {
+		if anyWitness(m, a, p) {
+			return pr.exist
+		}
+	}
+	return !pr.exist
+}
+
+// anyWitness reports whether a or an ancestor of a was produced by a sealed
+// position (not cur) whose argument value is a witness.
+func anyWitness(m map[*trace.Artifact]uint8, a *trace.Artifact, cur *trace.Position) bool {
+	if m == nil {
+		return false
+	}
+	st := m[a]
+	if st&chainAny != 0 {
+		return st&chainAnyVal != 0
+	}
+	found := a.Producer != cur && st&chainProd != 0 && st&chainProdVal != 0
+	for _, q := range a.Parents {
+		if found {
+			break
+		}
+		found = anyWitness(m, q, cur)
+	}
+	if a.Producer != cur && !dependsOn(a, cur) {
+		if found {
+			st |= chainAny | chainAnyVal
+		} else {
+			st |= chainAny
+		}
+		m[a] = st
+	}
+	return found
+}
+
+// dependsOn reports whether an ancestor of a was produced by cur, whose
+// value is not yet recorded (so a memo computed now could be stale).
+func dependsOn(a *trace.Artifact, cur *trace.Position) bool {
+	for _, q := range a.Parents {
+		if q.Producer == cur || dependsOn(q, cur) {
+			return true
+		}
+	}
+	return false
+}
+
+func recordChain(prog *program, pr *prop, rs *ruleState, p *trace.Position, arg bool) {
+	if len(p.Produced) == 0 {
+		return
+	}
+	if rs.chains == nil {
+		rs.chains = make([]map[*trace.Artifact]uint8, prog.scoped)
+	}
+	if rs.chains[pr.slot] == nil {
+		rs.chains[pr.slot] = map[*trace.Artifact]uint8{}
+	}
+	m := rs.chains[pr.slot]
+	witness := arg == pr.exist
+	for _, a := range p.Produced {
+		st := uint8(chainProd)
+		if witness {
+			st |= chainProdVal
+		}
+		m[a] = st
+	}
+}
+
+// deferred returns the value function of rule i's position-independent
+// leaves over the run as it stands, memoised until the next event.
+func (r *Run) deferred(i int) func(int) bool {
+	prog := r.e.progs[i]
+	rs := &r.rules[i]
+	if r.defStamp != r.b.T.Version {
+		r.defStamp = r.b.T.Version
+		for j := range r.rules {
+			clear(r.rules[j].defVals)
+		}
+	}
+	return func(k int) bool {
+		if rs.defVals == nil {
+			rs.defVals = make([]int8, len(prog.deferred))
+		}
+		if rs.defVals[k] == 0 {
+			st := eval.State{Trace: r.b.T, Opts: prog.opts}
+			rs.defVals[k] = 1
+			if st.Holds(prog.deferred[k], nil) {
+				rs.defVals[k] = 2
+			}
+		}
+		return rs.defVals[k] == 2
+	}
+}
+
+// finish resolves every rule at the end of the run. ev is the closing event,
+// or nil when the run ended without one.
+func (r *Run) finish(ev *schema.Event) {
+	r.ended = true
+	cause := ev
+	if cause == nil {
+		cause = r.last
+	}
+	closed := ev != nil && ev.Type == schema.TypeRunFinish
+	for i, prog := range r.e.progs {
+		rs := &r.rules[i]
+		if rs.violated {
+			continue
+		}
+		if prog.capability {
+			r.emit(i, schema.StatusSatisfied, "", cause, nil)
+			continue
+		}
+		if r.positions == 0 {
+			r.finishEmpty(i, prog, cause, closed)
+			continue
+		}
+		def := r.deferred(i)
+		switch {
+		case closed && endValue(rs.res, def):
+			r.emit(i, schema.StatusSatisfied, "", cause, nil)
+		case closed:
+			rs.violated = true
+			r.emit(i, schema.StatusViolated, "", cause, blameEnd(rs.res, def))
+		case rs.res == r.e.in.true || rs.res.invariant:
+			r.emit(i, schema.StatusSatisfied, "", cause, nil)
+		default:
+			r.emit(i, schema.StatusUnresolved, "", cause, openObligation(rs.res).origin)
+		}
+	}
+}
+
+// finishEmpty resolves a rule on a run that had no action: the formula is
+// evaluated on the empty trace directly.
+func (r *Run) finishEmpty(i int, prog *program, cause *schema.Event, closed bool) {
+	rs := &r.rules[i]
+	holds := eval.HoldsAt(prog.rule.Formula, r.b.T, prog.opts, 0)
+	switch {
+	case closed && holds:
+		r.emit(i, schema.StatusSatisfied, "", cause, nil)
+	case closed:
+		rs.violated = true
+		r.emit(i, schema.StatusViolated, "", cause, prog.rule.Formula)
+	case prog.init == r.e.in.true || prog.init.invariant:
+		r.emit(i, schema.StatusSatisfied, "", cause, nil)
+	default:
+		r.emit(i, schema.StatusUnresolved, "", cause, prog.rule.Formula)
+	}
+}
+
+// Results returns every rule's final state; call it after the run ended.
+func (r *Run) Results() []Result {
+	out := make([]Result, len(r.rules))
+	for i, prog := range r.e.progs {
+		rs := &r.rules[i]
+		res := Result{RuleID: prog.rule.ID, Status: rs.status, Witness: -1}
+		if res.Status == "" {
+			res.Status = schema.StatusSatisfied
+		}
+		var holds bool
+		switch {
+		case prog.capability:
+			holds = !rs.violated
+		case r.positions == 0:
+			holds = eval.HoldsAt(prog.rule.Formula, r.b.T, prog.opts, 0)
+		default:
+			holds = !rs.violated && endValue(rs.res, r.deferred(i))
+		}
+		if rs.atAction {
+			res.Witness = rs.witness
+		}
+		switch {
+		case !holds:
+			res.Outcome = eval.Fail
+		case len(prog.triggers) > 0 && !rs.triggered, prog.opts.AppliesWhen != nil && !rs.applies,
+			prog.capability && !rs.triggered:
+			res.Outcome = eval.NotApplicable
+		default:
+			res.Outcome = eval.Pass
+		}
+		out[i] = res
+	}
+	return out
+}
+
+// emit appends a verdict if (status, leaning) differs from the last one.
+func (r *Run) emit(i int, status schema.VerdictStatus, leaning schema.Leaning, ev *schema.Event, cause ltl.Node) {
+	rs := &r.rules[i]
+	prev := rs.status
+	if prev == "" {
+		prev = schema.StatusSatisfied
+	}
+	if status == prev && leaning == rs.leaning {
+		return
+	}
+	rs.status, rs.leaning = status, leaning
+	prog := r.e.progs[i]
+	v := schema.VerdictEvent{
+		RunID:   r.b.T.RunID,
+		Rule:    schema.RuleRef{ID: prog.rule.ID, Description: prog.rule.Description},
+		Status:  status,
+		Leaning: leaning,
+		Mode:    prog.mode,
+	}
+	if ev == nil { // a run that ended before any event
+		r.out = append(r.out, v)
+		return
+	}
+	v.Seq = ev.Seq
+	if cause != nil || status == schema.StatusViolated {
+		v.Cause = &schema.Cause{Event: *ev, Subformula: prog.subformula(cause)}
+	}
+	r.out = append(r.out, v)
+}

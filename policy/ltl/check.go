@@ -1,0 +1,356 @@
+package ltl
+
+import (
+	"fmt"
+	"sort"
+	"unicode/utf8"
+)
+
+// Level is a language level of seed 000 §3: how much machinery a formula
+// needs.
+type Level int
+
+// Language levels, from least to most machinery.
+const (
+	PureTemporal   Level = iota // future/past operators over atomic propositions
+	ScopedTemporal              // adds P_target, P_chain, H_target, H_chain
+	Structural                  // adds quantifiers, sets, lineage, counting
+)
+
+var levelNames = [...]string{"pure_temporal", "scoped_temporal", "structural"}
+
+func (l Level) String() string { return levelNames[l] }
+
+// ParseLevel reads a language_level value.
+func ParseLevel(s string) (Level, error) {
+	for i, n := range levelNames {
+		if n == s {
+			return Level(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown language level %q (want pure_temporal, scoped_temporal or structural)", s)
+}
+
+// Classify computes the language level a formula needs.
+func Classify(f Formula) Level {
+	level := PureTemporal
+	Walk(f, func(n Node) bool {
+		switch n := n.(type) {
+		case *Unary:
+			if n.Op.IsScoped() && level < ScopedTemporal {
+				level = ScopedTemporal
+			}
+		case *Compare:
+			if !isFieldPredicate(n) {
+				level = Structural
+			}
+		case *Quantified, *Member, *Count, *Call, *SetLit, *Comprehension:
+			level = Structural
+		}
+		return true
+	})
+	return level
+}
+
+// isFieldPredicate reports whether c is a field predicate of seed 000 §2.5
+// (name ≠ ∅ or name = ∅ on a field of the current action), which is an
+// atomic proposition rather than a structural comparison.
+func isFieldPredicate(c *Compare) bool {
+	_, isIdent := c.L.(*Ident)
+	_, isEmpty := c.R.(*EmptySet)
+	return isIdent && isEmpty && (c.Op == CmpEq || c.Op == CmpNeq)
+}
+
+// Collections are the names a quantifier or comprehension can range over
+// without a function call; each denotes the whole run's collection.
+var Collections = map[string]bool{"actions": true, "artifacts": true, "residuals": true, "telemetry": true}
+
+// Strengths ranks evidence strengths, strongest first (SEMANTICS.md §1).
+var Strengths = []string{"proof", "sat", "tests", "static_analysis", "attested"}
+
+// Check runs the compile stages over a parsed formula and returns every
+// problem found, sorted by position. The stages, in order:
+//
+//  1. resolve: every call names a known function, every attribution argument
+//     is well formed (strength_at_least takes a known strength);
+//  2. scope: temporal operators appear only where the evaluator can evaluate
+//     them: not inside a quantifier body, a set comprehension guard, count(…)
+//     or the argument of a type call T(φ);
+//  3. terms: quantifier and comprehension domains are set-valued; ordering
+//     comparisons are between orderable values.
+func Check(src string, f Formula) []*Error {
+	var errs []*Error
+	add := func(n Node, code string, format string, args ...any) {
+		errs = append(errs, newError(src, n.Pos().Start, code, ErrUnsupported, format, args...))
+	}
+	for _, stage := range []func(Formula, func(Node, string, string, ...any)){checkResolve, checkScope, checkTerms} {
+		stage(f, add)
+	}
+	sort.SliceStable(errs, func(i, j int) bool { return errs[i].Offset < errs[j].Offset })
+	return errs
+}
+
+func checkResolve(f Formula, add func(Node, string, string, ...any)) {
+	Walk(f, func(n Node) bool {
+		if a, ok := n.(*Attribution); ok && a.Func == "strength_at_least" {
+			arg := AttributionArg(a)
+			known := false
+			for _, s := range Strengths {
+				known = known || s == arg
+			}
+			if !known {
+				add(a, "unknown-strength", "strength_at_least(%s): unknown evidence strength (want one of proof, sat, tests, static_analysis, attested)", arg)
+			}
+		}
+		return true
+	})
+}
+
+// AttributionArg returns the argument an attribution atom tests. The spec's
+// two-argument form names the action first (strength_at_least(a, proof)); the
+// action is always the current one, so only the last argument counts.
+func AttributionArg(a *Attribution) string {
+	arg := a.Arg
+	if a.Func != "conforms_to" {
+		for i := len(arg) - 1; i >= 0; i-- {
+			if arg[i] == ',' {
+				arg = arg[i+1:]
+				break
+			}
+		}
+	}
+	for len(arg) > 0 && (arg[0] == ' ' || arg[0] == '\t') {
+		arg = arg[1:]
+	}
+	return arg
+}
+
+func checkScope(f Formula, add func(Node, string, string, ...any)) {
+	var inState func(n Node, where string)
+	inState = func(n Node, where string) {
+		Walk(n, func(m Node) bool {
+			switch m := m.(type) {
+			case *Unary:
+				if m.Op != OpNot {
+					add(m, "unsupported", "temporal operator %s inside %s is not supported: those are evaluated at a single position", m.Op, where)
+					return false
+				}
+			case *Binary:
+				if m.Op.IsTemporal() {
+					add(m, "unsupported", "temporal operator %s inside %s is not supported: those are evaluated at a single position", m.Op, where)
+					return false
+				}
+			}
+			return true
+		})
+	}
+	Walk(f, func(n Node) bool {
+		switch n := n.(type) {
+		case *Quantified:
+			inState(n.Body, "a quantifier body")
+		case *Comprehension:
+			inState(n.Guard, "a set comprehension")
+		case *Count:
+			inState(n.X, "count(…)")
+		case *TypeCall:
+			inState(n.Arg, "a type call "+n.Type+"(…)")
+		}
+		return true
+	})
+}
+
+func checkTerms(f Formula, add func(Node, string, string, ...any)) {
+	domain := func(t Term, what string) {
+		switch t := t.(type) {
+		case *Num, *Str, *EmptySet, *Count:
+			add(t, "bad-domain", "%s ranges over %s, which is not a set", what, Print(t))
+		}
+	}
+	Walk(f, func(n Node) bool {
+		switch n := n.(type) {
+		case *Quantified:
+			if n.Domain != nil {
+				domain(n.Domain, "the quantifier")
+			}
+		case *Comprehension:
+			if n.Domain != nil {
+				domain(n.Domain, "the set comprehension")
+			}
+		case *Compare:
+			if n.Op != CmpEq && n.Op != CmpNeq {
+				for _, side := range []Term{n.L, n.R} {
+					switch side.(type) {
+					case *SetLit, *Comprehension, *EmptySet, *Call:
+						add(side, "bad-compare", "%s cannot be ordered with %s", Print(side), n.Op)
+					}
+				}
+			}
+		}
+		return true
+	})
+}
+
+// Triggers returns the triggers of a formula of the shape G(φ → ψ), or of a
+// conjunction of such: the φs. A policy whose triggers never hold on a trace
+// it passes is not_applicable there (seed 000 §5). Triggers with a future
+// operator are not counted (their value at a position is not known when the
+// position is seen), nor are formulas of any other shape: those return nil.
+func Triggers(f Formula) []Formula {
+	switch f := f.(type) {
+	case *Unary:
+		if f.Op != OpG {
+			return nil
+		}
+		if imp, ok := f.X.(*Binary); ok && imp.Op == OpImplies && !HasFuture(imp.L) && len(RunLevelLeaves(&Unary{Op: OpG, X: imp.L})) == 0 {
+			return []Formula{imp.L}
+		}
+	case *Binary:
+		if f.Op == OpAnd {
+			l, r := Triggers(f.L), Triggers(f.R)
+			if l != nil && r != nil {
+				return append(l, r...)
+			}
+		}
+	}
+	return nil
+}
+
+// RunLevelLeaves returns the leaves of f that are facts about the whole run,
+// read over the complete run (a monitor learns their value only when the run
+// ends): end_event wherever it stands, and position-independent leaves that
+// stand outside every temporal operator (¬∃ r ∈ residuals . …, a top-level
+// count(EditFile) ≤ 20). Every other leaf reads the run as it stood when its
+// position was sealed, so under G a count or a collection covers what has
+// happened so far.
+func RunLevelLeaves(f Formula) map[Formula]bool {
+	out := map[Formula]bool{}
+	var visit func(g Formula, temporal bool)
+	visit = func(g Formula, temporal bool) {
+		switch g := g.(type) {
+		case *Bool:
+		case *Unary:
+			visit(g.X, temporal || g.Op != OpNot)
+		case *Binary:
+			t := temporal || g.Op.IsTemporal()
+			visit(g.L, t)
+			visit(g.R, t)
+		default:
+			if a, ok := g.(*Atom); ok && a.Name == "end_event" || !temporal && PositionIndependent(g) {
+				out[g] = true
+			}
+		}
+	}
+	visit(f, false)
+	return out
+}
+
+// HasFuture reports whether f contains a future-time operator (G F X U).
+func HasFuture(f Formula) bool {
+	found := false
+	Walk(f, func(n Node) bool {
+		switch n := n.(type) {
+		case *Unary:
+			found = found || n.Op.IsFuture()
+		case *Binary:
+			found = found || n.Op == OpU
+		}
+		return !found
+	})
+	return found
+}
+
+// HasTemporal reports whether f contains any temporal operator.
+func HasTemporal(f Formula) bool {
+	found := false
+	Walk(f, func(n Node) bool {
+		switch n := n.(type) {
+		case *Unary:
+			found = found || n.Op != OpNot
+		case *Binary:
+			found = found || n.Op.IsTemporal()
+		}
+		return !found
+	})
+	return found
+}
+
+// IsCurrentAction reports whether an unbound name in term position denotes the
+// current action: a single letter, or self. Any other unbound lowercase name
+// is a field of the current action.
+func IsCurrentAction(name string) bool {
+	return utf8.RuneCountInString(name) == 1 || name == "self"
+}
+
+// IsStateLeaf reports whether f is a leaf of the temporal structure: a
+// formula that is neither a temporal operator nor a boolean connective.
+// Leaves are what is evaluated at a single position.
+func IsStateLeaf(f Formula) bool {
+	switch f.(type) {
+	case *Unary, *Binary, *Bool:
+		return false
+	}
+	return true
+}
+
+// PositionIndependent reports whether the state leaf f does not refer to the
+// position it is evaluated at: no atom of the action, no current-action name
+// or field (count(EditFile) ≤ 3, ¬∃ r ∈ residuals . …, end_event).
+func PositionIndependent(f Formula) bool {
+	independent := true
+	var visit func(n Node, bound map[string]bool)
+	visit = func(n Node, bound map[string]bool) {
+		if !independent {
+			return
+		}
+		switch n := n.(type) {
+		case *Atom:
+			if n.Name != "start_event" && n.Name != "end_event" {
+				independent = false
+			}
+			return
+		case *TypeCall, *Attribution:
+			independent = false
+			return
+		case *Count:
+			return // its formula is evaluated at every position, not this one
+		case *Ident:
+			if !bound[n.Name] && !Collections[n.Name] && !isTypeName(n.Name) {
+				independent = false
+			}
+			return
+		case *Call:
+			if id, ok := n.Args[0].(*Ident); ok && n.Func == "ancestors" && id.Name == "derived_from" && !bound[id.Name] {
+				independent = false
+				return
+			}
+		case *Quantified:
+			if n.Domain != nil {
+				visit(n.Domain, bound)
+			}
+			visit(n.Body, with(bound, n.Var))
+			return
+		case *Comprehension:
+			if n.Domain != nil {
+				visit(n.Domain, bound)
+			}
+			inner := with(bound, n.Var)
+			visit(n.Expr, inner)
+			visit(n.Guard, inner)
+			return
+		}
+		for _, c := range Children(n) {
+			visit(c, bound)
+		}
+	}
+	visit(f, map[string]bool{})
+	return independent
+}
+
+func with(bound map[string]bool, name string) map[string]bool {
+	out := make(map[string]bool, len(bound)+1)
+	for k, v := range bound {
+		out[k] = v
+	}
+	out[name] = true
+	return out
+}

@@ -1,0 +1,309 @@
+package ruleset
+
+import (
+	"fmt"
+	"reflect"
+	"regexp"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/ponens/ponens/policy/eval"
+	"github.com/ponens/ponens/policy/ltl"
+)
+
+// The three file shapes, told apart by their keys:
+//
+//   - rules file (ours): an object with "rules" (and optional "enforce",
+//     "predicates", "high_stakes_paths");
+//   - policy object: an object with "policy_id";
+//   - gallery policy: an object with "id" and "formula"; a list of them is
+//     accepted too.
+type (
+	rulesFile struct {
+		Version         int               `yaml:"version"`
+		Enforce         *bool             `yaml:"enforce"`
+		HighStakesPaths []string          `yaml:"high_stakes_paths"`
+		Predicates      map[string]string `yaml:"predicates"`
+		Rules           []yaml.Node       `yaml:"rules"`
+	}
+	ruleEntry struct {
+		ID            string         `yaml:"id"`
+		PolicyID      string         `yaml:"policy_id"`
+		Name          string         `yaml:"name"`
+		Description   string         `yaml:"description"`
+		Formula       string         `yaml:"formula"`
+		Severity      string         `yaml:"severity"`
+		Mode          string         `yaml:"mode"`
+		OnViolation   string         `yaml:"onViolation"`
+		LanguageLevel string         `yaml:"language_level"`
+		Level         string         `yaml:"level"`
+		Reasoner      string         `yaml:"reasoner"`
+		AppliesWhen   *eval.Selector `yaml:"applies_when"`
+		// Gallery and policy-object fields we keep no use for; listed so that
+		// strict decoding accepts them.
+		Category            string         `yaml:"category"`
+		Rationale           string         `yaml:"rationale"`
+		Tags                []string       `yaml:"tags"`
+		Examples            map[string]any `yaml:"examples"`
+		Pack                string         `yaml:"pack"`
+		Scope               string         `yaml:"scope"`
+		Kind                string         `yaml:"kind"`
+		ReferenceArtifactID string         `yaml:"reference_artifact_id"`
+	}
+)
+
+var predicateName = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+
+// add decodes one file into s and returns its problems.
+func (s *Set) add(file string, data []byte) Problems {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return Problems{yamlProblem(file, err)}
+	}
+	if len(doc.Content) == 0 {
+		return Problems{{File: file, Line: 1, Col: 1, Code: "empty", Msg: "no policies in file"}}
+	}
+	root := doc.Content[0]
+	switch {
+	case root.Kind == yaml.SequenceNode:
+		var probs Problems
+		for _, n := range root.Content {
+			probs = append(probs, s.addRule(file, n)...)
+		}
+		return probs
+	case root.Kind == yaml.MappingNode && hasKey(root, "rules"):
+		return s.addRulesFile(file, root)
+	case root.Kind == yaml.MappingNode:
+		return s.addRule(file, root)
+	}
+	return Problems{{File: file, Line: root.Line, Col: root.Column, Code: "bad-type",
+		Msg: "expected a policy object, a list of policies, or a rules file with a rules list"}}
+}
+
+func hasKey(m *yaml.Node, key string) bool {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return true
+		}
+	}
+	return false
+}
+
+func valueNode(m *yaml.Node, key string) *yaml.Node {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i+1]
+		}
+	}
+	return nil
+}
+
+func yamlProblem(file string, err error) *Problem {
+	msg := err.Error()
+	line := 0
+	if m := regexp.MustCompile(`line (\d+)`).FindStringSubmatch(msg); m != nil {
+		fmt.Sscan(m[1], &line)
+	}
+	msg = strings.TrimPrefix(msg, "yaml: ")
+	return &Problem{File: file, Line: line, Col: 1, Code: "syntax", Msg: msg}
+}
+
+// ruleKeys are the keys a rule may have: ruleEntry's fields.
+var ruleKeys = func() map[string]bool {
+	keys := map[string]bool{}
+	t := reflect.TypeOf(ruleEntry{})
+	for i := range t.NumField() {
+		keys[t.Field(i).Tag.Get("yaml")] = true
+	}
+	return keys
+}()
+
+// unknownKeys reports every key of the mapping n that is not in known.
+func unknownKeys(file string, n *yaml.Node, known map[string]bool) Problems {
+	var probs Problems
+	for _, k := range keys(n) {
+		if !known[k.Value] {
+			probs = append(probs, &Problem{File: file, Line: k.Line, Col: k.Column, Code: "unknown-field",
+				Msg: fmt.Sprintf("unknown field %q", k.Value)})
+		}
+	}
+	return probs
+}
+
+func (s *Set) addRulesFile(file string, root *yaml.Node) Problems {
+	var rf rulesFile
+	if err := root.Decode(&rf); err != nil {
+		return Problems{yamlProblem(file, err)}
+	}
+	probs := unknownKeys(file, root, map[string]bool{"version": true, "enforce": true, "high_stakes_paths": true, "predicates": true, "rules": true})
+	if rf.Version > 1 {
+		probs = append(probs, &Problem{File: file, Line: root.Line, Col: root.Column, Code: "version",
+			Msg: fmt.Sprintf("rules file version %d is not supported by this build (supports 1)", rf.Version)})
+		return probs
+	}
+	if rf.Enforce != nil {
+		s.Enforce = *rf.Enforce
+	}
+	s.Opts.HighStakesPaths = append(s.Opts.HighStakesPaths, rf.HighStakesPaths...)
+	if pn := valueNode(root, "predicates"); pn != nil {
+		probs = append(probs, s.addPredicates(file, pn)...)
+	}
+	for i := range rf.Rules {
+		probs = append(probs, s.addRule(file, &rf.Rules[i])...)
+	}
+	return probs
+}
+
+func keys(m *yaml.Node) []*yaml.Node {
+	var out []*yaml.Node
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		out = append(out, m.Content[i])
+	}
+	return out
+}
+
+func (s *Set) addPredicates(file string, m *yaml.Node) Problems {
+	var probs Problems
+	if s.Opts.Predicates == nil {
+		s.Opts.Predicates = map[string]ltl.Formula{}
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := m.Content[i], m.Content[i+1]
+		bad := func(code, format string, args ...any) {
+			probs = append(probs, &Problem{File: file, Line: k.Line, Col: k.Column, Code: code, Msg: fmt.Sprintf(format, args...)})
+		}
+		if !predicateName.MatchString(k.Value) || eval.IsBuiltinAtom(k.Value) {
+			bad("bad-predicate", "predicate name %q must be lowercase_with_underscores and not a built-in atom", k.Value)
+			continue
+		}
+		f, err := ltl.Parse(v.Value)
+		if err == nil {
+			if errs := ltl.Check(v.Value, f); len(errs) > 0 {
+				err = errs[0]
+			}
+		}
+		if err == nil && ltl.HasTemporal(f) {
+			err = fmt.Errorf("a predicate is a condition at one position and cannot use temporal operators")
+		}
+		if err != nil {
+			p := &Problem{File: file, Line: v.Line, Col: v.Column, Code: "bad-predicate", Msg: fmt.Sprintf("predicate %s: %v", k.Value, err)}
+			if pe, ok := err.(*ltl.Error); ok {
+				p.Line, p.Col = formulaPlace(v, pe)
+				p.Msg = fmt.Sprintf("predicate %s: %s: %s", k.Value, pe.Code, pe.Msg)
+			}
+			probs = append(probs, p)
+			continue
+		}
+		s.Opts.Predicates[k.Value] = f
+	}
+	// A predicate may use another, but not itself through any chain.
+	for name := range s.Opts.Predicates {
+		if cyclic(name, s.Opts.Predicates, map[string]bool{}) {
+			probs = append(probs, &Problem{File: file, Line: m.Line, Col: m.Column, Code: "bad-predicate",
+				Msg: fmt.Sprintf("predicate %s is defined in terms of itself", name)})
+			delete(s.Opts.Predicates, name)
+		}
+	}
+	return probs
+}
+
+func cyclic(name string, preds map[string]ltl.Formula, onPath map[string]bool) bool {
+	if onPath[name] {
+		return true
+	}
+	f, ok := preds[name]
+	if !ok {
+		return false
+	}
+	onPath[name] = true
+	defer delete(onPath, name)
+	found := false
+	ltl.Walk(f, func(n ltl.Node) bool {
+		if a, ok := n.(*ltl.Atom); ok && !found {
+			found = cyclic(a.Name, preds, onPath)
+		}
+		return !found
+	})
+	return found
+}
+
+func (s *Set) addRule(file string, n *yaml.Node) Problems {
+	if n.Kind != yaml.MappingNode {
+		return Problems{{File: file, Line: n.Line, Col: n.Column, Code: "bad-type", Msg: "a rule is an object"}}
+	}
+	var e ruleEntry
+	if err := n.Decode(&e); err != nil {
+		return Problems{yamlProblem(file, err)}
+	}
+	id := e.ID
+	if id == "" {
+		id = e.PolicyID
+	}
+	if probs := unknownKeys(file, n, ruleKeys); probs != nil {
+		for _, p := range probs {
+			p.RuleID = id
+		}
+		return probs
+	}
+	if first, dup := s.declared[id]; dup && id != "" {
+		return Problems{{File: file, Line: n.Line, Col: n.Column, RuleID: id, Code: "duplicate-id",
+			Msg: fmt.Sprintf("rule id already defined at %s:%d", first.File, first.Line)}}
+	}
+	if s.declared == nil {
+		s.declared = map[string]*Problem{}
+	}
+	s.declared[id] = &Problem{File: file, Line: n.Line}
+	r := &Rule{ID: id, Name: e.Name, Description: e.Description, Severity: e.Severity, Source: e.Formula,
+		Reasoner: e.Reasoner, AppliesWhen: e.AppliesWhen, File: file, Line: n.Line, Col: n.Column, Mode: Observe}
+	if r.Description == "" {
+		r.Description = e.Name
+	}
+	bad := func(field, code, format string, args ...any) Problems {
+		line, col := n.Line, n.Column
+		if v := valueNode(n, field); v != nil {
+			line, col = v.Line, v.Column
+		}
+		return Problems{{File: file, Line: line, Col: col, RuleID: id, Code: code, Msg: fmt.Sprintf(format, args...)}}
+	}
+	if id == "" {
+		return bad("id", "missing-field", "a rule needs an id (or policy_id)")
+	}
+	if e.Formula == "" {
+		return bad("formula", "missing-field", "a rule needs a formula")
+	}
+	mode := e.Mode
+	if mode == "" {
+		mode = e.OnViolation
+	}
+	if mode != "" {
+		if !validMode(mode) {
+			field := "mode"
+			if e.Mode == "" {
+				field = "onViolation"
+			}
+			return bad(field, "bad-value", "mode %q is not one of observe, deny, suspend, abort", mode)
+		}
+		r.Mode = Mode(mode)
+	}
+	lvl := e.LanguageLevel
+	if lvl == "" {
+		lvl = e.Level
+	}
+	if lvl != "" {
+		l, err := ltl.ParseLevel(lvl)
+		if err != nil {
+			field := "language_level"
+			if e.LanguageLevel == "" {
+				field = "level"
+			}
+			return bad(field, "bad-value", "%v", err)
+		}
+		r.Declared = &l
+	}
+	if p := r.compile(valueNode(n, "formula"), s.Opts.Predicates); p != nil {
+		return Problems{p}
+	}
+	s.Rules = append(s.Rules, r)
+	return nil
+}

@@ -1,0 +1,322 @@
+// Package ruleset loads temporal rules from the files users have: gallery
+// policy JSON, the canonical policy object, and ponens's own YAML rules file
+// (SEMANTICS.md §5). JSON is read through the YAML parser (JSON is YAML), so
+// every problem is reported with the file, line and column of the value.
+package ruleset
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/ponens/ponens/policy/eval"
+	"github.com/ponens/ponens/policy/ltl"
+	"github.com/ponens/ponens/policy/policymd"
+)
+
+// Mode is what the engine does when a rule is violated (seed 001).
+type Mode string
+
+// Modes.
+const (
+	Observe Mode = "observe" // record only
+	Deny    Mode = "deny"    // block the violating step
+	Suspend Mode = "suspend" // pause the run for approval
+	Abort   Mode = "abort"   // end the run
+)
+
+func validMode(m string) bool {
+	switch Mode(m) {
+	case Observe, Deny, Suspend, Abort:
+		return true
+	}
+	return false
+}
+
+// Rule is one temporal rule, parsed and checked.
+type Rule struct {
+	ID          string
+	Name        string
+	Description string
+	Severity    string
+	Mode        Mode // as declared; see Set.Enforced for the mode in force
+	Formula     ltl.Formula
+	Source      string // the formula as written
+	Text        string // the canonical printed form
+	Level       ltl.Level
+	Declared    *ltl.Level // the declared language_level, if any
+	Reasoner    string
+	AppliesWhen *eval.Selector
+	File        string
+	Line, Col   int // of the rule in File
+
+	// Capability is set for a POLICY.md rule, which has no Formula: it is
+	// judged by the authorization engine on every tool call (Set.Policies).
+	Capability *policymd.Rule
+	Policy     *policymd.Policy
+}
+
+// Set is the rules loaded from one or more files, with the settings that go
+// with them.
+type Set struct {
+	Rules   []*Rule
+	Enforce bool // modes in force; when false every rule only observes
+	Opts    eval.Options
+	// Policies are the POLICY.md files loaded; their rules are in Rules too.
+	Policies []*policymd.Policy
+
+	declared map[string]*Problem // where each rule id was first declared
+}
+
+// Enforced returns the mode the engine actually enforces for r.
+func (s *Set) Enforced(r *Rule) Mode {
+	if !s.Enforce || r.Mode == "" {
+		return Observe
+	}
+	return r.Mode
+}
+
+// Options returns the evaluation options for r: the set's, with r's reasoner
+// and applies_when.
+func (s *Set) Options(r *Rule) *eval.Options {
+	o := s.Opts
+	o.Reasoner = r.Reasoner
+	o.AppliesWhen = r.AppliesWhen
+	return &o
+}
+
+// Problem is one thing wrong with a policy file, at a place in it.
+type Problem struct {
+	File      string
+	Line, Col int
+	RuleID    string
+	Code      string
+	Msg       string
+}
+
+func (p *Problem) Error() string {
+	var b strings.Builder
+	b.WriteString(p.File)
+	if p.Line > 0 {
+		fmt.Fprintf(&b, ":%d:%d", p.Line, p.Col)
+	}
+	b.WriteString(": ")
+	if p.RuleID != "" {
+		fmt.Fprintf(&b, "rule %s: ", p.RuleID)
+	}
+	fmt.Fprintf(&b, "%s: %s", p.Code, p.Msg)
+	return b.String()
+}
+
+// Problems is every problem found while loading, sorted by file and place.
+type Problems []*Problem
+
+func (ps Problems) Error() string {
+	lines := make([]string, len(ps))
+	for i, p := range ps {
+		lines[i] = p.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// PolicyExtensions are the file extensions a directory load picks up, besides
+// files named POLICY.md.
+var PolicyExtensions = map[string]bool{".json": true, ".yaml": true, ".yml": true}
+
+// Load reads every path (files, or directories whose policy files are read in
+// lexical order, recursively) into one Set. Rules with problems are left out
+// and every problem is returned; a nil Problems means everything loaded.
+func Load(paths ...string) (*Set, Problems) {
+	set := &Set{}
+	var probs Problems
+	for _, p := range paths {
+		files, err := expand(p)
+		if err != nil {
+			probs = append(probs, &Problem{File: p, Code: "unreadable", Msg: err.Error()})
+			continue
+		}
+		for _, f := range files {
+			if strings.EqualFold(filepath.Ext(f), ".md") {
+				probs = append(probs, set.addPolicyMD(f)...)
+				continue
+			}
+			data, err := os.ReadFile(f)
+			if err != nil {
+				probs = append(probs, &Problem{File: f, Code: "unreadable", Msg: err.Error()})
+				continue
+			}
+			probs = append(probs, set.add(f, data)...)
+		}
+	}
+	sort.SliceStable(probs, func(i, j int) bool {
+		a, b := probs[i], probs[j]
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		return a.Col < b.Col
+	})
+	return set, probs
+}
+
+func expand(p string) ([]string, error) {
+	st, err := os.Stat(p)
+	if err != nil {
+		return nil, err
+	}
+	if !st.IsDir() {
+		return []string{p}, nil
+	}
+	var files []string
+	err = filepath.WalkDir(p, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && (PolicyExtensions[strings.ToLower(filepath.Ext(path))] || d.Name() == policymd.FileName) {
+			files = append(files, path)
+		}
+		return nil
+	})
+	sort.Strings(files)
+	return files, err
+}
+
+// FromFormula builds a one-rule Set from formula text, as `--formula` gives.
+func FromFormula(id, text string) (*Rule, Problems) {
+	r := &Rule{ID: id, Source: text, File: "--formula", Line: 1, Col: 1, Mode: Observe}
+	if p := r.compile(nil, nil); p != nil {
+		return nil, Problems{p}
+	}
+	return r, nil
+}
+
+// Add appends a rule that was built in code (FromFormula), refusing a
+// duplicate id.
+func (s *Set) Add(r *Rule) Problems {
+	for _, q := range s.Rules {
+		if q.ID == r.ID {
+			return Problems{{File: r.File, Line: r.Line, Col: r.Col, RuleID: r.ID, Code: "duplicate-id",
+				Msg: fmt.Sprintf("rule id already defined at %s:%d", q.File, q.Line)}}
+		}
+	}
+	s.Rules = append(s.Rules, r)
+	return nil
+}
+
+// compile parses, checks and classifies the rule's formula. node is the YAML
+// node of the formula value, for positions.
+func (r *Rule) compile(node *yaml.Node, predicates map[string]ltl.Formula) *Problem {
+	f, err := ltl.Parse(r.Source)
+	if err == nil {
+		if errs := ltl.Check(r.Source, f); len(errs) > 0 {
+			err = errs[0]
+		}
+	}
+	if err != nil {
+		p := &Problem{File: r.File, Line: r.Line, Col: r.Col, RuleID: r.ID, Code: "formula", Msg: err.Error()}
+		if pe, ok := err.(*ltl.Error); ok {
+			p.Code = pe.Code
+			p.Msg = pe.Msg
+			if node != nil {
+				p.Line, p.Col = formulaPlace(node, pe)
+			} else {
+				p.Line, p.Col = pe.Line, pe.Col
+			}
+		}
+		return p
+	}
+	r.Formula = f
+	r.Text = ltl.Print(f)
+	r.Level = levelWith(f, predicates, map[string]bool{})
+	if r.Declared != nil && *r.Declared < r.Level {
+		return &Problem{File: r.File, Line: r.Line, Col: r.Col, RuleID: r.ID, Code: "level",
+			Msg: fmt.Sprintf("declared language_level %s, but the formula needs %s", r.Declared, r.Level)}
+	}
+	return nil
+}
+
+// levelWith is the language level of f with the user predicates it uses
+// counted in: a rule is as structural as its predicates.
+func levelWith(f ltl.Formula, predicates map[string]ltl.Formula, seen map[string]bool) ltl.Level {
+	level := ltl.Classify(f)
+	ltl.Walk(f, func(n ltl.Node) bool {
+		if a, ok := n.(*ltl.Atom); ok && !seen[a.Name] {
+			if pred, ok := predicates[a.Name]; ok {
+				seen[a.Name] = true
+				level = max(level, levelWith(pred, predicates, seen))
+			}
+		}
+		return true
+	})
+	return level
+}
+
+// formulaPlace maps a position in a formula to the file: exact for a plain or
+// quoted scalar on one line, the value's line for block scalars.
+func formulaPlace(n *yaml.Node, pe *ltl.Error) (line, col int) {
+	switch n.Style {
+	case yaml.LiteralStyle, yaml.FoldedStyle:
+		return n.Line + pe.Line, pe.Col
+	case yaml.DoubleQuotedStyle, yaml.SingleQuotedStyle:
+		if pe.Line == 1 {
+			return n.Line, n.Column + pe.Col
+		}
+	default:
+		if pe.Line == 1 {
+			return n.Line, n.Column + pe.Col - 1
+		}
+	}
+	return n.Line, n.Column
+}
+
+// addPolicyMD loads a POLICY.md file: its rules join the set as capability
+// rules, with the mode their action implies (deny → deny, require_approval →
+// suspend, allow → observe).
+func (s *Set) addPolicyMD(file string) Problems {
+	pol, err := policymd.ParseFile(file, policymd.Options{})
+	if err != nil {
+		var vp policymd.Problems
+		if errors.As(err, &vp) {
+			var probs Problems
+			for _, p := range vp {
+				probs = append(probs, &Problem{File: p.File, Line: p.Line, Col: p.Col, Code: string(p.Code), Msg: p.Message})
+			}
+			return probs
+		}
+		return Problems{{File: file, Code: "unreadable", Msg: err.Error()}}
+	}
+	var probs Problems
+	for i := range pol.Rules {
+		cr := &pol.Rules[i]
+		r := &Rule{ID: cr.ID, Description: cr.Reason, Severity: string(pol.Severity), Text: "POLICY.md " + pol.Name + ": " + cr.Label(),
+			File: file, Line: cr.Pos.Line, Col: cr.Pos.Col, Capability: cr, Policy: pol, Mode: Observe}
+		if r.Description == "" {
+			r.Description = cr.Description
+		}
+		switch cr.Action {
+		case policymd.Deny:
+			r.Mode = Deny
+		case policymd.RequireApproval:
+			r.Mode = Suspend
+		}
+		if first, dup := s.declared[r.ID]; dup {
+			probs = append(probs, &Problem{File: file, Line: r.Line, Col: r.Col, RuleID: r.ID, Code: "duplicate-id",
+				Msg: fmt.Sprintf("rule id already defined at %s:%d", first.File, first.Line)})
+			continue
+		}
+		if s.declared == nil {
+			s.declared = map[string]*Problem{}
+		}
+		s.declared[r.ID] = &Problem{File: file, Line: r.Line}
+		s.Rules = append(s.Rules, r)
+	}
+	s.Policies = append(s.Policies, pol)
+	return probs
+}

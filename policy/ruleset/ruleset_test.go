@@ -1,0 +1,107 @@
+package ruleset
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ponens/ponens/policy/ltl"
+)
+
+func TestLoadShapes(t *testing.T) {
+	set, probs := Load("testdata/gallery.json", "testdata/object.json", "testdata/list.json", "testdata/rules.yaml")
+	if probs != nil {
+		t.Fatal(probs)
+	}
+	var ids []string
+	for _, r := range set.Rules {
+		ids = append(ids, r.ID)
+	}
+	if got := strings.Join(ids, " "); got != "tests_before_commit reasoning_required_for_high_stakes a b no_risky_edits tests_eventually" {
+		t.Fatalf("rules %s", got)
+	}
+	g := set.Rules[0]
+	if g.Reasoner != "imandrax" || g.AppliesWhen == nil || g.AppliesWhen.ActionType != "GitCommit" || g.Level != ltl.PureTemporal || g.Severity != "error" {
+		t.Errorf("gallery rule %+v", g)
+	}
+	if g.Line != 1 || g.File != "testdata/gallery.json" {
+		t.Errorf("gallery rule at %s:%d", g.File, g.Line)
+	}
+	o := set.Rules[1]
+	if o.Level != ltl.ScopedTemporal || o.AppliesWhen.PathPattern != "payments/" {
+		t.Errorf("policy object %+v", o)
+	}
+	if !set.Enforce || set.Enforced(set.Rules[4]) != Deny || set.Enforced(set.Rules[5]) != Suspend || set.Enforced(set.Rules[2]) != Observe {
+		t.Errorf("modes: enforce %v, %s %s %s", set.Enforce, set.Enforced(set.Rules[4]), set.Enforced(set.Rules[5]), set.Enforced(set.Rules[2]))
+	}
+	set.Enforce = false
+	if set.Enforced(set.Rules[4]) != Observe {
+		t.Error("enforce off must make every rule observe")
+	}
+	if len(set.Opts.Predicates) != 2 || len(set.Opts.HighStakesPaths) != 1 {
+		t.Errorf("options %+v", set.Opts)
+	}
+	if o := set.Options(g); o.Reasoner != "imandrax" || len(o.Predicates) != 2 {
+		t.Errorf("rule options %+v", o)
+	}
+}
+
+func TestLoadProblems(t *testing.T) {
+	_, probs := Load("testdata/bad.yaml")
+	want := []string{
+		"testdata/bad.yaml:3:20: rule syntax: syntax: expected a formula, found '∧'",
+		"testdata/bad.yaml:4:5: rule level: level: declared language_level pure_temporal, but the formula needs scoped_temporal",
+		"testdata/bad.yaml:9:11: rule mode: bad-value: mode \"explode\" is not one of observe, deny, suspend, abort",
+		"testdata/bad.yaml:10:5: missing-field: a rule needs an id (or policy_id)",
+		"testdata/bad.yaml:13:5: rule unknownkey: unknown-field: unknown field \"colour\"",
+		"testdata/bad.yaml:14:5: rule syntax: duplicate-id: rule id already defined at testdata/bad.yaml:2",
+		"testdata/bad.yaml:17:33: rule temporal_in_quantifier: unsupported: temporal operator F inside a quantifier body is not supported: those are evaluated at a single position",
+	}
+	var got []string
+	for _, p := range probs {
+		got = append(got, p.Error())
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("problems\n got:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func TestLoadDirectoryAndErrors(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("b.yaml", "rules:\n  - {id: b, formula: F(a)}\n")
+	write("a.json", `{"id": "a", "formula": "G(a)"}`)
+	write("notes.txt", "ignored")
+	write("broken.json", `{"id": "x", "formula": `)
+	write("cyclic.yaml", "predicates:\n  p: q\n  q: p\nrules: []\n")
+	write("future.yaml", "version: 2\nrules: []\n")
+	set, probs := Load(dir)
+	if len(set.Rules) != 2 || set.Rules[0].ID != "a" || set.Rules[1].ID != "b" {
+		t.Errorf("rules %v", set.Rules)
+	}
+	text := probs.Error()
+	for _, want := range []string{"broken.json:1:", "cyclic.yaml", "defined in terms of itself", "future.yaml:1:1: version: rules file version 2 is not supported by this build (supports 1)"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("problems lack %q:\n%s", want, text)
+		}
+	}
+	if _, probs := Load(filepath.Join(dir, "missing.yaml")); probs == nil || !strings.Contains(probs.Error(), "unreadable") {
+		t.Errorf("missing file: %v", probs)
+	}
+}
+
+func TestFromFormula(t *testing.T) {
+	r, probs := FromFormula("x", "G(a → F b)")
+	if probs != nil || r.Text != "G(a → F(b))" || r.Mode != Observe {
+		t.Errorf("%+v %v", r, probs)
+	}
+	_, probs = FromFormula("y", "G(")
+	if probs == nil || probs[0].Error() != "--formula:1:3: rule y: syntax: expected a formula, found end of formula" {
+		t.Errorf("%v", probs)
+	}
+}

@@ -1,0 +1,110 @@
+package schema
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"testing"
+)
+
+// The seed corpora under testdata/fuzz are the fixtures of this package and
+// a few broken variants of them.
+
+// checkDecodeErrors fails unless err is nil or a well-formed DecodeErrors.
+func checkDecodeErrors(t *testing.T, err error) {
+	t.Helper()
+	if err == nil {
+		return
+	}
+	var errs DecodeErrors
+	if !errors.As(err, &errs) || len(errs) == 0 || len(errs) > maxErrors+1 {
+		t.Fatalf("error %T %v is not a DecodeErrors of 1 to %d problems", err, err, maxErrors+1)
+	}
+	for _, e := range errs {
+		if e.Line < 1 || e.Err == nil {
+			t.Fatalf("problem %#v has no line or no cause", e)
+		}
+	}
+}
+
+// FuzzDecodeJSONL checks that DecodeJSONL never panics, that what it
+// accepts is valid, and that a clean stream re-encodes to itself.
+func FuzzDecodeJSONL(f *testing.F) {
+	f.Fuzz(func(t *testing.T, data []byte) {
+		defer watchdog(t, data)()
+		events, err := DecodeJSONL("f.jsonl", bytes.NewReader(data), 4096)
+		checkDecodeErrors(t, err)
+		for _, e := range events {
+			if err := e.Validate(); err != nil {
+				t.Fatalf("accepted an invalid event: %v", err)
+			}
+		}
+		if err != nil {
+			return
+		}
+		encoded := encodeJSONL(t, events)
+		again, err := DecodeJSONL("f.jsonl", bytes.NewReader(encoded), 0)
+		if err != nil {
+			t.Fatalf("re-encoded stream does not decode: %v\n%s", err, encoded)
+		}
+		if got := encodeJSONL(t, again); !bytes.Equal(got, encoded) {
+			t.Fatalf("re-encoding is not stable:\n%s\nthen\n%s", encoded, got)
+		}
+	})
+}
+
+// FuzzDecodeReference checks that DecodeReference never panics, that what
+// it accepts is one valid, gap-free run, and that EncodeReference inverts it.
+func FuzzDecodeReference(f *testing.F) {
+	f.Fuzz(func(t *testing.T, data []byte) {
+		defer watchdog(t, data)()
+		events, err := DecodeReference("f.json", data)
+		checkDecodeErrors(t, err)
+		if err != nil {
+			return
+		}
+		for i, e := range events {
+			if err := e.Validate(); err != nil || e.Seq != uint64(i+1) || e.RunID != events[0].RunID {
+				t.Fatalf("event %d (seq %d, run %q) is not in order or invalid: %v", i, e.Seq, e.RunID, err)
+			}
+		}
+		encoded, err := EncodeReference(events)
+		if err != nil {
+			t.Fatalf("EncodeReference: %v", err)
+		}
+		again, err := DecodeReference("encoded.json", encoded)
+		if err != nil {
+			t.Fatalf("encoded trace does not decode: %v\n%s", err, encoded)
+		}
+		if a, b := encodeJSONL(t, events), encodeJSONL(t, again); !bytes.Equal(a, b) {
+			t.Fatalf("decode(encode(events)) differs:\n%s\nwant\n%s", b, a)
+		}
+	})
+}
+
+// FuzzDecodeSummary checks that DecodeSummary never panics and that what
+// it accepts re-encodes to a summary that decodes to the same value.
+func FuzzDecodeSummary(f *testing.F) {
+	f.Fuzz(func(t *testing.T, data []byte) {
+		defer watchdog(t, data)()
+		s, err := DecodeSummary(data)
+		if err != nil {
+			var de *DecodeError
+			if !errors.As(err, &de) {
+				t.Fatalf("error %T is not a *DecodeError", err)
+			}
+			return
+		}
+		encoded, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := DecodeSummary(encoded)
+		if err != nil {
+			t.Fatalf("re-encoded summary does not decode: %v\n%s", err, encoded)
+		}
+		if got, _ := json.Marshal(again); !bytes.Equal(got, encoded) {
+			t.Fatalf("re-encoding is not stable:\n%s\nthen\n%s", encoded, got)
+		}
+	})
+}

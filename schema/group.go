@@ -1,0 +1,24 @@
+package schema
+
+// Run is the events of one run, in stream order.
+type Run struct {
+	ID     string
+	Events []Event
+}
+
+// SplitRuns groups events by runId, keeping their order within each run;
+// the runs come in the order of their first event.
+func SplitRuns(events []Event) []Run {
+	var runs []Run
+	index := make(map[string]int)
+	for _, e := range events {
+		i, ok := index[e.RunID]
+		if !ok {
+			i = len(runs)
+			index[e.RunID] = i
+			runs = append(runs, Run{ID: e.RunID})
+		}
+		runs[i].Events = append(runs[i].Events, e)
+	}
+	return runs
+}

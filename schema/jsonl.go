@@ -1,0 +1,156 @@
+package schema
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"strconv"
+)
+
+// DefaultMaxLine is the line limit, in bytes, that DecodeJSONL applies when
+// it is given a limit <= 0.
+const DefaultMaxLine = 1 << 20
+
+// DecodeJSONL reads a stream of events, one JSON envelope per line, from r;
+// name is the file name used in errors. Blank lines are skipped, and a line
+// longer than maxLine bytes is an error (DefaultMaxLine when maxLine <= 0).
+//
+// Each line must decode as an Event with no member the envelope does not
+// define (members of extra, payload and the other free-form fields are not
+// checked) and pass Event.Validate. Runs may be interleaved; within a run,
+// seq starts at 1 and increases by exactly one, and nothing follows a
+// terminal event.
+//
+// DecodeJSONL returns the events that passed every check, in file order,
+// and, when some did not, a DecodeErrors with every problem (up to 100)
+// sorted by line and column.
+func DecodeJSONL(name string, r io.Reader, maxLine int) ([]Event, error) {
+	if maxLine <= 0 {
+		maxLine = DefaultMaxLine
+	}
+	errs := errorList{file: name}
+	runs := make(map[string]*runOrder)
+	var events []Event
+	br := bufio.NewReader(r)
+	for n := 1; !errs.full(); n++ {
+		line, tooLong, err := readLine(br, maxLine)
+		if err != nil && err != io.EOF {
+			errs.add(n, 0, fmt.Errorf("read: %w", err))
+			break
+		}
+		switch {
+		case tooLong:
+			errs.add(n, 0, &FieldError{Err: ErrTooLarge, Expected: fmt.Sprintf("a line of at most %d bytes", maxLine)})
+		case len(bytes.TrimSpace(line)) > 0:
+			ev, problems := decodeEvent(line)
+			if len(problems) == 0 {
+				st := runs[ev.RunID]
+				if st == nil {
+					st = &runOrder{}
+					runs[ev.RunID] = st
+				}
+				if fe := st.next(&ev, n); fe != nil {
+					problems = []located{{locate(line, fe.Field)[0], fe}}
+				}
+			}
+			for _, p := range problems {
+				errs.add(n, p.off+1, p.err)
+			}
+			if len(problems) == 0 {
+				events = append(events, ev)
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+	}
+	return events, errs.err()
+}
+
+// readLine reads one line without its end-of-line bytes. It reports a line
+// longer than max bytes as tooLong, consuming it but not returning it, and
+// returns io.EOF with the last line.
+func readLine(br *bufio.Reader, max int) (line []byte, tooLong bool, err error) {
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(line)+len(chunk) <= max+2 { // room for "\r\n"
+			line = append(line, chunk...)
+		} else {
+			tooLong = true
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		line = bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
+		if tooLong || len(line) > max {
+			return nil, true, err
+		}
+		return line, false, err
+	}
+}
+
+var eventType = reflect.TypeFor[Event]()
+
+// decodeEvent decodes and validates one line. The problems carry byte
+// offsets within the line.
+func decodeEvent(line []byte) (Event, []located) {
+	var ev Event
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(&ev)
+	var syntax *json.SyntaxError
+	switch {
+	case err == nil:
+		off := int(dec.InputOffset())
+		if rest := bytes.TrimLeft(line[off:], " \t\r"); len(rest) > 0 {
+			return ev, []located{{len(line) - len(rest), &FieldError{Err: ErrMalformedJSON, Got: "unexpected data after the event"}}}
+		}
+		if err := ev.Validate(); err != nil {
+			var fe *FieldError
+			errors.As(err, &fe)
+			return ev, []located{{locate(line, fe.Field)[0], fe}}
+		}
+		return ev, nil
+	case errors.As(err, &syntax):
+		return ev, []located{{int(syntax.Offset) - 1, &FieldError{Err: ErrMalformedJSON, Got: syntax.Error()}}}
+	case err == io.ErrUnexpectedEOF:
+		return ev, []located{{len(line), &FieldError{Err: ErrMalformedJSON, Got: "unexpected end of line"}}}
+	}
+	if problems := diagnose(line, eventType); len(problems) > 0 {
+		return ev, problems
+	}
+	return ev, []located{{0, &FieldError{Err: ErrWrongType, Got: err.Error()}}}
+}
+
+// runOrder is what DecodeJSONL remembers of a run to check its order.
+type runOrder struct {
+	last    uint64    // the last accepted seq
+	endLine int       // the line of the terminal event, or 0
+	endType EventType // the type of the terminal event
+}
+
+// next checks that ev, at line n, may follow the events accepted so far,
+// and records it. After a gap the run continues from ev's seq, so that one
+// gap is one problem.
+func (r *runOrder) next(ev *Event, n int) *FieldError {
+	want := strconv.FormatUint(r.last+1, 10)
+	got := strconv.FormatUint(ev.Seq, 10)
+	switch {
+	case r.endLine > 0:
+		return &FieldError{Field: "runId", Err: ErrAfterEnd, Expected: fmt.Sprintf("no event after the %s at line %d", r.endType, r.endLine), Got: "seq " + got}
+	case ev.Seq <= r.last:
+		return &FieldError{Field: "seq", Err: ErrSeqRepeat, Expected: want, Got: got}
+	case ev.Seq > r.last+1:
+		r.last = ev.Seq
+		return &FieldError{Field: "seq", Err: ErrSeqGap, Expected: want, Got: got}
+	}
+	r.last = ev.Seq
+	if ev.Type.IsTerminal() {
+		r.endLine, r.endType = n, ev.Type
+	}
+	return nil
+}

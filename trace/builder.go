@@ -1,0 +1,190 @@
+package trace
+
+import (
+	"encoding/json"
+
+	"github.com/ponens/ponens/schema"
+)
+
+// Builder folds a run's events, in seq order, into a Trace, calling OnSeal
+// for each position as it is sealed. Events must already be validated and
+// deduplicated. A Builder is not safe for concurrent use.
+type Builder struct {
+	T *Trace
+	// OnSeal, when set, is called once per position, in order, when the
+	// position's atoms are fixed.
+	OnSeal func(*Position)
+
+	open          *Position
+	waiting       map[string]bool // declared outputs of the open position not yet arrived
+	next          int             // index of the next position
+	dropPositions bool
+	dropGraph     bool
+}
+
+// NewBuilder returns a builder for the run runID.
+func NewBuilder(runID string) *Builder {
+	return &Builder{T: &Trace{RunID: runID, byID: map[string]*Artifact{}, byName: map[string]*Artifact{}}}
+}
+
+// DropPositions makes the builder forget each position once OnSeal has seen
+// it, so that a monitor's memory does not grow with the number of actions.
+// The artifact graph is kept: lineage and structural rules read it.
+func (b *Builder) DropPositions() { b.dropPositions = true }
+
+// DropGraph makes the builder keep no artifact graph: an artifact is known
+// only to the open position that produced it. Inputs then do not resolve, so
+// only rule sets that read neither lineage nor targets of inputs (pure
+// temporal ones) may use it.
+func (b *Builder) DropGraph() { b.dropGraph = true }
+
+// Add folds one event in.
+func (b *Builder) Add(ev *schema.Event) {
+	t := b.T
+	t.Events++
+	t.Version++
+	t.LastSeq = ev.Seq
+	switch ev.Type {
+	case schema.TypeRunStart:
+		t.Start = ev.Start
+		if t.Start == nil {
+			t.Start = &schema.RunStart{}
+		}
+	case schema.TypeAction:
+		b.Seal()
+		p := &Position{Index: b.next, Event: ev, Action: ev.Action}
+		b.next++
+		for _, id := range ev.Action.Inputs {
+			if a := t.Lookup(id); a != nil {
+				p.Inputs = append(p.Inputs, a)
+			}
+		}
+		b.open = p
+		b.waiting = nil
+		if len(ev.Action.Outputs) > 0 {
+			b.waiting = make(map[string]bool, len(ev.Action.Outputs))
+			for _, id := range ev.Action.Outputs {
+				b.waiting[id] = true
+			}
+		}
+		for i := range ev.Action.Artifacts {
+			b.addArtifact(&ev.Action.Artifacts[i], false)
+		}
+		if len(b.waiting) == 0 {
+			b.Seal()
+		}
+	case schema.TypeArtifact:
+		b.addArtifact(ev.Artifact, ev.Artifact.Type == "Residual")
+	case schema.TypeResidual:
+		b.addArtifact(ev.Residual, true)
+	case schema.TypeTelemetry:
+		var v any
+		_ = json.Unmarshal(ev.Telemetry, &v)
+		t.Telemetry = append(t.Telemetry, v)
+	default:
+		if ev.Type.IsTerminal() {
+			b.Seal()
+			t.End = ev
+			t.Version++
+		}
+	}
+}
+
+func (b *Builder) addArtifact(sa *schema.Artifact, residual bool) {
+	t := b.T
+	if residual && sa.Type == "" {
+		c := *sa // events are shared: never write to one
+		c.Type = "Residual"
+		sa = &c
+	}
+	a := &Artifact{Artifact: sa, order: len(t.Artifacts)}
+	t.Version++
+	for _, id := range sa.DerivedFrom {
+		if p := t.Lookup(id); p != nil {
+			a.Parents = append(a.Parents, p)
+		}
+	}
+	if p := b.open; p != nil {
+		mine := b.waiting[sa.ID] || (sa.ProducerActionID != nil && *sa.ProducerActionID == p.Action.ID)
+		if mine {
+			a.Producer = p
+			p.Produced = append(p.Produced, a)
+			delete(b.waiting, sa.ID)
+		}
+	}
+	if b.open != nil && len(b.waiting) == 0 && len(b.open.Action.Outputs) > 0 && a.Producer == b.open {
+		defer b.Seal()
+	}
+	if b.dropGraph {
+		return
+	}
+	t.Artifacts = append(t.Artifacts, a)
+	if sa.ID != "" {
+		t.byID[sa.ID] = a
+	}
+	if sa.Name != "" {
+		t.byName[sa.Name] = a
+	}
+	if residual || sa.Type == "Residual" {
+		t.Residuals = append(t.Residuals, a)
+	}
+}
+
+// Seal seals the open position, if any: what it produced is fixed and
+// OnSeal is called. The run's end seals the last position; call Seal directly only
+// to force it (the decision service does, to evaluate a proposed step).
+func (b *Builder) Seal() {
+	p := b.open
+	if p == nil {
+		return
+	}
+	b.open, b.waiting = nil, nil
+	t := b.T
+	t.Version++
+	p.nArtifacts, p.nResiduals, p.nTelemetry = len(t.Artifacts), len(t.Residuals), len(t.Telemetry)
+	if !b.dropPositions {
+		t.Positions = append(t.Positions, p)
+	}
+	if b.OnSeal != nil {
+		b.OnSeal(p)
+	}
+}
+
+// Open reports whether a position is open: its action has arrived but not
+// all of its declared outputs.
+func (b *Builder) Open() bool { return b.open != nil }
+
+// Build folds a whole run's events into a Trace.
+func Build(runID string, events []schema.Event) *Trace {
+	b := NewBuilder(runID)
+	for i := range events {
+		b.Add(&events[i])
+	}
+	b.Seal()
+	return b.T
+}
+
+// Proposed returns the position the action a would take if it arrived now
+// (inputs resolved, inline artifacts as its products), without adding it to
+// the run: the decision service judges a step before it happens.
+func (b *Builder) Proposed(ev *schema.Event) *Position {
+	a := ev.Action
+	p := &Position{Index: b.next, Event: ev, Action: a}
+	for _, id := range a.Inputs {
+		if x := b.T.Lookup(id); x != nil {
+			p.Inputs = append(p.Inputs, x)
+		}
+	}
+	for i := range a.Artifacts {
+		x := &Artifact{Artifact: &a.Artifacts[i], Producer: p, order: len(b.T.Artifacts)}
+		for _, id := range x.DerivedFrom {
+			if q := b.T.Lookup(id); q != nil {
+				x.Parents = append(x.Parents, q)
+			}
+		}
+		p.Produced = append(p.Produced, x)
+	}
+	t := b.T
+	p.nArtifacts, p.nResiduals, p.nTelemetry = len(t.Artifacts), len(t.Residuals), len(t.Telemetry)
+	return p
+}

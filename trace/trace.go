@@ -1,0 +1,315 @@
+// Package trace is the model a policy ranges over: a run's actions as
+// temporal positions over a typed artifact graph, built from the event stream
+// one event at a time (SEMANTICS.md §1).
+//
+// # Positions and sealing
+//
+// Every action event opens a position. Artifacts the action produced may
+// follow it as artifact events, so a position is sealed — its atoms fixed —
+// when the last artifact its action declared in outputs has arrived, at
+// once when it declares none, when the next action arrives, or when the run
+// ends. Artifacts produced by an action are exactly those carried inline in
+// the action event plus those that arrive while its position is open and
+// name it as producer or are listed in its outputs. An artifact arriving
+// after its producer's position was sealed joins the graph as context: it is
+// nobody's output. The reference-trace converter emits every artifact
+// directly after its producer and lists it in the producer's outputs, so a
+// converted trace loses nothing.
+//
+// Both the reference evaluator (a whole Trace) and the incremental monitor
+// (a Builder's OnSeal callback) see the same positions.
+package trace
+
+import (
+	"encoding/json"
+	"sort"
+	"strings"
+
+	"github.com/ponens/ponens/schema"
+)
+
+// Trace is one run, complete or as far as it has been read.
+type Trace struct {
+	RunID     string
+	Start     *schema.RunStart // nil when the run has no run.start
+	End       *schema.Event    // the closing event; nil while open or when missing
+	Positions []*Position
+	Artifacts []*Artifact // every artifact and residual, in arrival order
+	Residuals []*Artifact // residual events and artifacts of type Residual
+	Telemetry []any
+	Events    int    // events folded in
+	LastSeq   uint64 // seq of the last event folded in
+	// Version changes whenever anything a formula can read changes: a
+	// cache of values computed over the trace is valid while it stays put.
+	Version int
+
+	byID   map[string]*Artifact
+	byName map[string]*Artifact
+	view   bool // a prefix view: artifacts with order ≥ limit are not there yet
+	limit  int
+}
+
+// Position is one action of the run: a temporal position.
+type Position struct {
+	Index    int           // 0-based position in the run
+	Event    *schema.Event // the action event
+	Action   *schema.Action
+	Produced []*Artifact // artifacts this action produced (fixed at seal)
+	Inputs   []*Artifact // resolved inputs (unknown ids are skipped)
+
+	fields     map[string]any
+	target     string
+	targetDone bool
+	targets    []string // nil until TargetSet is first asked
+	// Sizes of the run's collections when the position was sealed: what a
+	// prefix view of the run at this position holds.
+	nArtifacts, nResiduals, nTelemetry int
+}
+
+// Artifact is one node of the artifact graph.
+type Artifact struct {
+	*schema.Artifact
+	order    int       // index in Trace.Artifacts
+	Producer *Position // the position that produced it; nil for context artifacts
+	Parents  []*Artifact
+
+	payload map[string]any
+	decoded bool
+}
+
+// Lookup returns the artifact with the given id, or else the latest one with
+// that name (inputs and outputs sometimes name artifacts).
+func (t *Trace) Lookup(idOrName string) *Artifact {
+	a := t.byID[idOrName]
+	if a == nil {
+		a = t.byName[idOrName]
+	}
+	if a != nil && t.view && a.order >= t.limit {
+		return nil
+	}
+	return a
+}
+
+// Prefix returns a read-only view of t as it stood when p was sealed: the
+// positions up to and including p and the artifacts, residuals and
+// telemetry that had arrived by then, with no closing event. The reference
+// evaluator reads a leaf that refers to its position through this view,
+// which is what a monitor sees at that moment.
+func (t *Trace) Prefix(p *Position) *Trace {
+	v := *t
+	v.Positions = t.Positions[:p.Index+1]
+	v.Artifacts = t.Artifacts[:p.nArtifacts]
+	v.Residuals = t.Residuals[:p.nResiduals]
+	v.Telemetry = t.Telemetry[:p.nTelemetry]
+	v.End = nil
+	v.view, v.limit = true, p.nArtifacts
+	return &v
+}
+
+// HighStakesPaths returns the trace-level high-stakes path fragments.
+func (t *Trace) HighStakesPaths() []string {
+	if t.Start == nil {
+		return nil
+	}
+	return t.Start.HighStakesPaths
+}
+
+// Outcome is how the run ended: completed (run.finish), errored (run.error)
+// or canceled (run.cancel, or no closing event).
+func (t *Trace) Outcome() string {
+	if t.End == nil {
+		return "canceled"
+	}
+	switch t.End.Type {
+	case schema.TypeRunFinish:
+		return "completed"
+	case schema.TypeRunError:
+		return "errored"
+	}
+	return "canceled"
+}
+
+// Payload returns the artifact's payload as a decoded JSON object (nil when
+// absent or not an object).
+func (a *Artifact) Payload() map[string]any {
+	if !a.decoded {
+		a.decoded = true
+		_ = json.Unmarshal(a.Artifact.Payload, &a.payload)
+	}
+	return a.payload
+}
+
+// Status returns payload.status, lower-cased: proved, refuted, sat, passed, ….
+func (a *Artifact) Status() string {
+	s, _ := a.Payload()["status"].(string)
+	return strings.ToLower(s)
+}
+
+// Target returns what the artifact is about: payload path, file or target,
+// else its name.
+func (a *Artifact) Target() string {
+	p := a.Payload()
+	for _, k := range []string{"path", "file", "target"} {
+		if s, ok := p[k].(string); ok && s != "" {
+			return s
+		}
+	}
+	return a.Name
+}
+
+// Ancestors returns the transitive closure of derived_from from a, a itself
+// excluded, each artifact once.
+func (a *Artifact) Ancestors() []*Artifact {
+	var out []*Artifact
+	seen := map[*Artifact]bool{a: true}
+	stack := append([]*Artifact(nil), a.Parents...)
+	for len(stack) > 0 {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if seen[x] {
+			continue
+		}
+		seen[x] = true
+		out = append(out, x)
+		stack = append(stack, x.Parents...)
+	}
+	return out
+}
+
+// Lineage returns the artifacts in p's lineage: its inputs and outputs and
+// all their derived_from ancestors, each once.
+func (p *Position) Lineage() []*Artifact {
+	var out []*Artifact
+	seen := map[*Artifact]bool{}
+	var visit func(a *Artifact)
+	visit = func(a *Artifact) {
+		if seen[a] {
+			return
+		}
+		seen[a] = true
+		out = append(out, a)
+		for _, q := range a.Parents {
+			visit(q)
+		}
+	}
+	for _, a := range p.Inputs {
+		visit(a)
+	}
+	for _, a := range p.Produced {
+		visit(a)
+	}
+	return out
+}
+
+// Target returns the action's own target: its first FileRef evidence, else
+// request.path, else the name of its first output artifact.
+func (p *Position) Target() string {
+	if !p.targetDone {
+		p.target, p.targetDone = p.findTarget(), true
+	}
+	return p.target
+}
+
+// TargetSet returns the targets that scope P_target and H_target at p: its
+// own target and the targets and names of its direct inputs and outputs,
+// sorted, without duplicates.
+func (p *Position) TargetSet() []string {
+	if p.targets == nil {
+		ts := []string{p.Target()}
+		for _, a := range p.Inputs {
+			ts = append(ts, a.Target(), a.Name)
+		}
+		for _, a := range p.Produced {
+			ts = append(ts, a.Target(), a.Name)
+		}
+		p.targets = sortedUnique(ts)
+	}
+	return p.targets
+}
+
+func (p *Position) findTarget() string {
+	for _, e := range p.Action.Evidence {
+		if e.Type == "FileRef" && e.Ref != "" {
+			return e.Ref
+		}
+	}
+	if len(p.Action.Request) > 0 {
+		var req struct {
+			Path string `json:"path"`
+		}
+		if json.Unmarshal(p.Action.Request, &req) == nil && req.Path != "" {
+			return req.Path
+		}
+	}
+	if len(p.Produced) > 0 {
+		return p.Produced[0].Name
+	}
+	return ""
+}
+
+// Field returns the action's field name as decoded JSON (string, float64,
+// bool, []any, map[string]any) or nil when absent. Fields kept in the
+// action's extra map are found too.
+func (p *Position) Field(name string) any {
+	a := p.Action
+	switch name { // the common string fields, without building the map
+	case "type":
+		return nonEmpty(a.Type)
+	case "category":
+		return nonEmpty(a.Category)
+	case "label":
+		return nonEmpty(a.Label)
+	case "rationale":
+		return nonEmpty(a.Rationale)
+	case "detail":
+		return nonEmpty(a.Detail)
+	case "result_summary":
+		return nonEmpty(a.ResultSummary)
+	case "status":
+		return nonEmpty(a.Status)
+	case "capability":
+		return nonEmpty(a.Capability)
+	}
+	if p.fields == nil {
+		p.fields = actionFields(p.Action)
+	}
+	return p.fields[name]
+}
+
+// nonEmpty is s, or nil when s is empty: absent and empty read alike, as
+// they do through the JSON map (omitempty).
+func nonEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func actionFields(a *schema.Action) map[string]any {
+	m := map[string]any{}
+	raw, err := json.Marshal(a)
+	if err == nil {
+		_ = json.Unmarshal(raw, &m)
+	}
+	if extra, ok := m["extra"].(map[string]any); ok {
+		delete(m, "extra")
+		for k, v := range extra {
+			if _, dup := m[k]; !dup {
+				m[k] = v
+			}
+		}
+	}
+	return m
+}
+
+// sortedUnique sorts ss and drops empty strings and duplicates.
+func sortedUnique(ss []string) []string {
+	sort.Strings(ss)
+	out := ss[:0]
+	for i, s := range ss {
+		if s != "" && (i == 0 || s != ss[i-1]) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
