@@ -7,6 +7,7 @@ import (
 	"github.com/ponens/ponens/policy/ltl"
 	"github.com/ponens/ponens/policy/ruleset"
 	"github.com/ponens/ponens/schema"
+	"github.com/ponens/ponens/trace"
 )
 
 // propKind is how a proposition gets its value at a position.
@@ -22,7 +23,7 @@ const (
 // prop is one proposition of a rule: its value is computed once per position.
 type prop struct {
 	kind  propKind
-	leaf  eval.Leaf   // propLeaf
+	leaf  int         // propLeaf: index in the engine's leaf table
 	op    ltl.Formula // the past operator node
 	a, b  bexpr       // arguments of past operators (b for S and S_last)
 	slot  int         // first state bit (propPast: 3 bits) or map index (scoped)
@@ -71,6 +72,41 @@ type program struct {
 	// capability marks a POLICY.md rule: no formula; the authorization
 	// engine judges it on tool calls.
 	capability bool
+	leaves     *leafTable
+}
+
+// leafTable holds every distinct state leaf of an engine's rules, compiled
+// once: rules that share a leaf (GitCommit, completed, …) share its value at
+// each position, computed once.
+type leafTable struct {
+	fns    []eval.Leaf
+	states []eval.State // evaluation state per leaf (its rule's options)
+	index  map[string]int
+	vals   []bool
+	stamp  []uint64 // the position serial vals[k] was computed for
+}
+
+func (t *leafTable) add(f ltl.Formula, opts *eval.Options) int {
+	key := opts.Reasoner + "\x00" + ltl.Sexpr(f)
+	if k, ok := t.index[key]; ok {
+		return k
+	}
+	t.fns = append(t.fns, eval.CompileLeaf(f, opts))
+	t.states = append(t.states, eval.State{Opts: opts})
+	t.vals = append(t.vals, false)
+	t.stamp = append(t.stamp, 0)
+	t.index[key] = len(t.fns) - 1
+	return len(t.fns) - 1
+}
+
+// value is leaf k at p, computed at most once per position serial.
+func (t *leafTable) value(k int, serial uint64, tr *trace.Trace, p *trace.Position) bool {
+	if t.stamp[k] != serial {
+		st := &t.states[k]
+		st.Trace = tr
+		t.vals[k], t.stamp[k] = t.fns[k](st, p), serial
+	}
+	return t.vals[k]
 }
 
 // CompileError says why a rule cannot be monitored incrementally.
@@ -87,12 +123,12 @@ func (e *CompileError) Error() string { return fmt.Sprintf("rule %s: %s", e.Rule
 // leaves; past operators over past operators and state leaves. A past
 // operator over a future formula (P(F a)) or over a run-level leaf (end_event) is a CompileError: the reference evaluator and
 // `ponens eval` accept them, the monitor does not.
-func compile(in *interner, r *ruleset.Rule, opts *eval.Options, mode schema.Mode) (prog *program, err error) {
+func compile(in *interner, leaves *leafTable, r *ruleset.Rule, opts *eval.Options, mode schema.Mode) (prog *program, err error) {
 	if r.Capability != nil {
 		return &program{rule: r, opts: opts, mode: mode, text: r.Text, init: in.true, capability: true}, nil
 	}
 	text, spans := ltl.PrintSpans(r.Formula)
-	p := &program{rule: r, opts: opts, mode: mode, text: text, propIndex: map[string]int{}, runLevel: ltl.RunLevelLeaves(r.Formula)}
+	p := &program{rule: r, opts: opts, mode: mode, text: text, propIndex: map[string]int{}, runLevel: ltl.RunLevelLeaves(r.Formula), leaves: leaves}
 	// Spans are keyed by node; the printer saw the same nodes as the parser.
 	p.spans = spans
 	defer func() {
@@ -209,7 +245,7 @@ func (p *program) leafProp(f ltl.Formula) int {
 	if k, ok := p.propIndex[key]; ok {
 		return k
 	}
-	p.props = append(p.props, prop{kind: propLeaf, leaf: eval.CompileLeaf(f, p.opts)})
+	p.props = append(p.props, prop{kind: propLeaf, leaf: p.leaves.add(f, p.opts)})
 	p.propIndex[key] = len(p.props) - 1
 	return len(p.props) - 1
 }

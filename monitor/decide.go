@@ -49,6 +49,8 @@ func (r *Run) Decide(a *schema.Action) Decision {
 	}
 	ev := &schema.Event{V: schema.EnvelopeVersion, RunID: r.b.T.RunID, Seq: r.b.T.LastSeq + 1, Type: schema.TypeAction, Action: a}
 	p := r.b.Proposed(ev)
+	r.e.serial++ // a position of its own for the leaf cache
+	defer func() { r.e.serial++ }()
 	for i, prog := range r.e.progs {
 		rs := &r.rules[i]
 		if prog.capability || rs.violated {

@@ -3,7 +3,6 @@ package monitor
 import (
 	"errors"
 
-	"github.com/ponens/ponens/policy/eval"
 	"github.com/ponens/ponens/policy/ltl"
 	"github.com/ponens/ponens/policy/policymd"
 	"github.com/ponens/ponens/policy/ruleset"
@@ -19,9 +18,10 @@ type Engine struct {
 	set    *ruleset.Set
 	progs  []*program
 	in     *interner
-	cached int          // transitions cached, over all obligations
-	vals   [][]bool     // scratch: proposition values per program
-	states []eval.State // scratch: evaluation state per program
+	leaves *leafTable
+	serial uint64   // counts the positions evaluated, for the leaf cache
+	cached int      // transitions cached, over all obligations
+	vals   [][]bool // scratch: proposition values per program
 
 	keepPositions bool // a structural rule reads the run's actions
 	keepGraph     bool // a scoped or structural rule reads the artifact graph
@@ -39,10 +39,10 @@ const maxCache = 1 << 16
 // incrementally is left out and its *CompileError returned; the engine runs
 // the others.
 func NewEngine(set *ruleset.Set) (*Engine, []error) {
-	e := &Engine{set: set, in: newInterner()}
+	e := &Engine{set: set, in: newInterner(), leaves: &leafTable{index: map[string]int{}}}
 	var errs []error
 	for _, r := range set.Rules {
-		p, err := compile(e.in, r, set.Options(r), schema.Mode(set.Enforced(r)))
+		p, err := compile(e.in, e.leaves, r, set.Options(r), schema.Mode(set.Enforced(r)))
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -55,7 +55,6 @@ func NewEngine(set *ruleset.Set) (*Engine, []error) {
 		}
 		e.progs = append(e.progs, p)
 		e.vals = append(e.vals, make([]bool, len(p.props)))
-		e.states = append(e.states, eval.State{Opts: p.opts})
 		switch r.Level {
 		case ltl.Structural:
 			e.keepPositions, e.keepGraph = true, true
@@ -88,10 +87,11 @@ func (e *Engine) Rules() []Rule {
 	return out
 }
 
-// transition progresses o with the proposition values vals, through the
-// cache when the program has at most 64 propositions.
+// transition progresses o with the proposition values vals, through a
+// per-obligation cache: a table indexed by the values as a bit set when the
+// program has at most tableProps propositions, a map up to 64.
 func (e *Engine) transition(p *program, o *ob, vals []bool) *ob {
-	if len(vals) > 64 {
+	if o.kind == kTrue || o.kind == kFalse || len(vals) > 64 {
 		return e.in.progress(o, vals)
 	}
 	var bits uint64
@@ -100,23 +100,41 @@ func (e *Engine) transition(p *program, o *ob, vals []bool) *ob {
 			bits |= 1 << i
 		}
 	}
-	if next, ok := o.next[bits]; ok {
+	if len(vals) <= tableProps {
+		if o.table == nil {
+			o.table = make([]*ob, 1<<len(vals))
+		}
+		if next := o.table[bits]; next != nil {
+			return next
+		}
+	} else if next, ok := o.next[bits]; ok {
 		return next
 	}
 	next := e.in.progress(o, vals)
 	if e.cached >= maxCache {
 		for _, x := range e.in.table {
-			x.next = nil
+			x.next, x.table = nil, nil
 		}
 		e.cached = 0
 	}
-	if o.next == nil {
-		o.next = map[uint64]*ob{}
+	if len(vals) <= tableProps {
+		if o.table == nil {
+			o.table = make([]*ob, 1<<len(vals))
+		}
+		o.table[bits] = next
+	} else {
+		if o.next == nil {
+			o.next = map[uint64]*ob{}
+		}
+		o.next[bits] = next
 	}
-	o.next[bits] = next
 	e.cached++
 	return next
 }
+
+// tableProps is the most propositions a program may have for its
+// transitions to be cached in a table rather than a map.
+const tableProps = 8
 
 // ErrEnded is returned when an event arrives for a run that has ended.
 var ErrEnded = errors.New("run has ended")

@@ -43,9 +43,10 @@ type ob struct {
 	invariant bool // a conjunction of G and R only: nothing is open
 	hasDef    bool
 
-	// next caches transitions by the proposition values, as a bit set
-	// (Engine.transition).
-	next map[uint64]*ob
+	// table and next cache transitions by the proposition values, as a
+	// bit set (Engine.transition).
+	table []*ob
+	next  map[uint64]*ob
 }
 
 // interner makes obligations unique. It is owned by one Engine and is not

@@ -102,6 +102,7 @@ func (r *Run) Trace() *trace.Trace { return r.b.T }
 
 // seal evaluates every rule at a sealed position.
 func (r *Run) seal(p *trace.Position) {
+	r.e.serial++
 	first := r.positions == 0
 	r.positions++
 	if r.e.capEngine != nil && p.Action.Capability != "" {
@@ -181,13 +182,11 @@ func (r *Run) evalProps(i int, rs *ruleState, p *trace.Position, first bool, val
 // nothing.
 func (r *Run) computeProps(i int, rs *ruleState, p *trace.Position, first bool, vals []bool) {
 	prog := r.e.progs[i]
-	st := &r.e.states[i]
-	st.Trace = r.b.T
 	for k := range prog.props {
 		pr := &prog.props[k]
 		switch pr.kind {
 		case propLeaf:
-			vals[k] = pr.leaf(st, p)
+			vals[k] = r.e.leaves.value(pr.leaf, r.e.serial, r.b.T, p)
 		case propPast:
 			vals[k] = r.pastValue(pr, rs, first)
 		case propTarget:

@@ -64,6 +64,9 @@ not parse or cannot be monitored, or a trace that cannot be read.`,
 			if err != nil {
 				return exitWith(exitBadInput, "%v", err)
 			}
+			if err := everyFileHasRuns(args, runs); err != nil {
+				return err
+			}
 			res, err := runCheck(eng, runs, outDir, newProgress(cmd.ErrOrStderr(), len(runs)))
 			if err != nil {
 				return err
@@ -123,6 +126,21 @@ func distinctFiles(paths []string) error {
 			return exitWith(exitBadInput, "ponens check: trace file %s is given twice (also as %s)", p, first)
 		}
 		seen[abs] = p
+	}
+	return nil
+}
+
+// everyFileHasRuns refuses a trace file with no event: it holds no run,
+// so it would be missing from the summary without a word.
+func everyFileHasRuns(paths []string, runs []namedRun) error {
+	has := make(map[string]bool, len(paths))
+	for _, nr := range runs {
+		has[nr.File] = true
+	}
+	for _, p := range paths {
+		if !has[p] {
+			return exitWith(exitBadInput, "%s: no events: a trace file holds at least one run", p)
+		}
 	}
 	return nil
 }

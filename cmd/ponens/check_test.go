@@ -232,6 +232,14 @@ func TestCheckContentHash(t *testing.T) {
 	if reformatted := hash(t, "# a comment\n"+strings.ReplaceAll(string(rules), "G(GitCommit → P(", "G(GitCommit -> P("), nil, nil); reformatted != base {
 		t.Errorf("the hash changed with the formula respelled in ASCII")
 	}
+	// Re-spacing a trace file changes no event.
+	respaced := hash(t, string(rules), nil, func(traces []string) {
+		data, _ := os.ReadFile(traces[0])
+		os.WriteFile(traces[0], bytes.ReplaceAll(data, []byte(`,"`), []byte(`, "`)), 0o644)
+	})
+	if respaced != base {
+		t.Errorf("the hash changed with a trace file re-spaced")
+	}
 	changes := map[string]string{
 		"a trace changed": hash(t, string(rules), nil, func(traces []string) {
 			data, _ := os.ReadFile(traces[2])
@@ -255,6 +263,8 @@ func TestCheckExitCodes(t *testing.T) {
 	bad := filepath.Join(dir, "bad.jsonl")
 	os.WriteFile(bad, []byte(`{"v":1,"runId":"r","seq":1,"ts":"2025-01-01T00:00:00Z","type":"run.start"}`+"\n"+
 		`{"v":1,"runId":"r","seq":2,"ts":"2025-01-01T00:00:00Z","type":"action","action":{"id":1}}`+"\n"), 0o644)
+	empty := filepath.Join(dir, "empty.jsonl")
+	os.WriteFile(empty, []byte("\n"), 0o644)
 	tests := []struct {
 		name string
 		args []string
@@ -268,6 +278,7 @@ func TestCheckExitCodes(t *testing.T) {
 		{"unknown formula syntax", []string{"check", "--formula", "G(a ∧ ∧ b)", "--out", filepath.Join(dir, "o5"), traces[0]}, exitBadInput, []string{"--formula", "syntax"}},
 		{"rule the monitor cannot run", []string{"check", "--formula", "G(GitCommit → P(F RunTests))", "--id", "odd", "--out", filepath.Join(dir, "o6"), traces[0]},
 			exitBadInput, []string{"--formula:1:1: rule odd: cannot be monitored"}},
+		{"empty trace", []string{"check", "--rules", rules, "--out", filepath.Join(dir, "o7"), traces[0], empty}, exitBadInput, []string{empty + ": no events"}},
 		{"missing trace", []string{"check", "--rules", rules, filepath.Join(dir, "nope.jsonl")}, exitBadInput, []string{"nope.jsonl"}},
 		{"no trace", []string{"check", "--rules", rules}, exitBadInput, []string{"give at least one trace file"}},
 		{"no rules", []string{"check", traces[0]}, exitBadInput, []string{"--formula or --rules"}},
@@ -287,7 +298,7 @@ func TestCheckExitCodes(t *testing.T) {
 		})
 	}
 	// Bad input writes nothing.
-	for _, o := range []string{"o4", "o5", "o6"} {
+	for _, o := range []string{"o4", "o5", "o6", "o7"} {
 		if _, err := os.Stat(filepath.Join(dir, o)); !os.IsNotExist(err) {
 			t.Errorf("%s: written despite bad input", o)
 		}
@@ -339,5 +350,22 @@ func TestCheckPaths(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(out, filepath.FromSlash(got.Verdicts))); err != nil {
 			t.Errorf("trace %s: %v", got.ID, err)
 		}
+	}
+}
+
+func TestProgress(t *testing.T) {
+	var b bytes.Buffer
+	if p := newProgress(&b, 100); p != nil {
+		t.Error("a progress bar on a buffer")
+	}
+	var none *progress
+	none.tick() // a nil bar draws nothing
+	none.clear()
+	p := &progress{w: &b, total: 2}
+	p.tick()
+	p.tick()
+	p.clear()
+	if got, want := b.String(), "\rchecking [===============               ] 1/2 traces\rchecking [==============================] 2/2 traces\r\x1b[K"; got != want {
+		t.Errorf("drew %q, want %q", got, want)
 	}
 }

@@ -1,5 +1,3 @@
-// Package tracefile reads trace files from disk: JSONL event files and
-// reference trace JSON files, told apart by their content (schema.Decode).
 package tracefile
 
 import (
@@ -8,17 +6,19 @@ import (
 	"github.com/ponens/ponens/schema"
 )
 
-// Read reads the trace file at path and returns its runs in order of first
-// appearance. maxLine bounds one JSONL line (0 for the default). Errors name
-// the file, line, column and field.
+// Read decodes the trace file at path, which errors name, and returns its
+// runs in order of first appearance. maxLine limits the lines of an event
+// stream (schema.DefaultMaxLine when <= 0).
+//
+// An unreadable file is an *os.PathError. A file with problems yields a
+// schema.DecodeErrors listing them; the runs then hold the events that
+// decoded cleanly (none for a reference trace), so a caller that must not
+// act on a partial trace checks the error first.
 func Read(path string, maxLine int) ([]schema.Run, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
 	events, err := schema.Decode(path, data, maxLine)
-	if err != nil {
-		return nil, err
-	}
-	return schema.SplitRuns(events), nil
+	return schema.SplitRuns(events), err
 }

@@ -212,96 +212,82 @@ func (e *JSONError) Error() string { return fmt.Sprintf("formula JSON %s: %s", e
 // FromJSON reads the JSON form of a formula back into a tree (without
 // positions). It checks the shape of every node: a known kind, every member
 // the kind needs with the right type, known operators, a formula where a
-// formula goes and a term where a term goes, known function names with
-// their arity; members it does not know are ignored. It does not resolve
-// atoms or type-check the formula: that is Check's job, on the printed form.
-// A failure is a *JSONError naming the path of the offending node.
-func FromJSON(data []byte) (Formula, error) {
-	d := jsonDecoder{}
-	var f Formula
-	func() {
-		defer func() {
-			if r := recover(); r != nil {
-				je, ok := r.(*JSONError)
-				if !ok {
-					panic(r)
-				}
-				d.err = je
-			}
-		}()
-		f = d.formula("$", json.RawMessage(data))
-	}()
-	if d.err != nil {
-		return nil, d.err
+// formula goes and a term where a term goes, identifiers where names go,
+// known function names with their arity; members it does not know are
+// ignored. It does not resolve atoms or type-check the formula: that is
+// Check's job, on the printed form. A failure is a *JSONError naming the
+// path of the offending node.
+func FromJSON(data []byte) (f Formula, err error) {
+	var doc any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, &JSONError{Path: "$", Msg: "malformed JSON: " + err.Error()}
 	}
-	return f, nil
+	defer func() {
+		if r := recover(); r != nil {
+			je, ok := r.(*JSONError)
+			if !ok {
+				panic(r)
+			}
+			f, err = nil, je
+		}
+	}()
+	return formulaFromJSON("$", doc), nil
 }
 
-// jsonDecoder decodes the JSON form; a problem panics with a *JSONError,
-// which FromJSON recovers.
-type jsonDecoder struct{ err *JSONError }
-
-func (d *jsonDecoder) fail(path, format string, args ...any) {
+// jsonFail stops decoding with a *JSONError, which FromJSON recovers.
+func jsonFail(path, format string, args ...any) {
 	panic(&JSONError{Path: path, Msg: fmt.Sprintf(format, args...)})
 }
 
-// jsonObject is one decoded node: its members, and its path.
+// jsonObject is one node being decoded: its members, kind and path.
 type jsonObject struct {
-	d       *jsonDecoder
 	path    string
 	kind    string
-	members map[string]json.RawMessage
+	members map[string]any
 }
 
-// object decodes raw as a node object with a string "kind".
-func (d *jsonDecoder) object(path string, raw json.RawMessage) *jsonObject {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
-		d.fail(path, "expected a node object, got %s", describeJSON(raw, err))
+// jsonObjectAt takes v, at path, as a node object with a string "kind".
+func jsonObjectAt(path string, v any) *jsonObject {
+	m, ok := v.(map[string]any)
+	if !ok {
+		jsonFail(path, "expected a node object, got %s", describeJSON(v))
 	}
-	o := &jsonObject{d: d, path: path, members: m}
+	o := &jsonObject{path: path, members: m}
 	o.kind = o.str("kind")
 	return o
 }
 
-// describeJSON names what raw is, for an error: the decoder's message when
-// it is not JSON at all, else its JSON type.
-func describeJSON(raw json.RawMessage, err error) string {
-	t := bytes.TrimSpace(raw)
-	if len(t) == 0 {
-		return "nothing"
-	}
-	if !json.Valid(t) && err != nil {
-		return "malformed JSON (" + err.Error() + ")"
-	}
-	switch t[0] {
-	case '{':
+// describeJSON names the JSON type of v, for an error.
+func describeJSON(v any) string {
+	switch v.(type) {
+	case map[string]any:
 		return "an object"
-	case '[':
+	case []any:
 		return "an array"
-	case '"':
+	case string:
 		return "a string"
-	case 't', 'f':
+	case bool:
 		return "a boolean"
-	case 'n':
-		return "null"
+	case float64:
+		return "a number"
 	}
-	return "a number"
+	return "null"
 }
 
 // member returns the member key, failing when it is absent.
-func (o *jsonObject) member(key string) json.RawMessage {
-	raw, ok := o.members[key]
+func (o *jsonObject) member(key string) any {
+	v, ok := o.members[key]
 	if !ok {
-		o.d.fail(o.path, "%s has no %q", strings.TrimPrefix(o.kind+" node", " "), key)
+		jsonFail(o.path, "%s has no %q", strings.TrimPrefix(o.kind+" node", " "), key)
 	}
-	return raw
+	return v
 }
 
 func (o *jsonObject) str(key string) string {
-	var s string
-	if raw := o.member(key); json.Unmarshal(raw, &s) != nil {
-		o.d.fail(o.path+"."+key, "expected a string, got %s", describeJSON(raw, nil))
+	v := o.member(key)
+	s, ok := v.(string)
+	if !ok {
+		jsonFail(o.path+"."+key, "expected a string, got %s", describeJSON(v))
 	}
 	return s
 }
@@ -309,62 +295,74 @@ func (o *jsonObject) str(key string) string {
 // name is a member that must be an identifier of the language.
 func (o *jsonObject) name(key string) string {
 	s := o.str(key)
-	if !isToken(s, scan.Ident) {
-		o.d.fail(o.path+"."+key, "%q is not an identifier", s)
+	if !scansAs(s, scan.Ident) {
+		jsonFail(o.path+"."+key, "%q is not an identifier", s)
 	}
 	return s
 }
 
-// isToken reports whether s scans as exactly one token of kind k.
-func isToken(s string, k scan.Kind) bool {
+// variable is a member naming a bound variable: an identifier, not a
+// keyword.
+func (o *jsonObject) variable(key string) string {
+	v := o.name(key)
+	if IsKeyword(v) {
+		jsonFail(o.path+"."+key, "%q is a keyword and cannot name a variable", v)
+	}
+	return v
+}
+
+// scansAs reports whether s scans as exactly one token of kind k.
+func scansAs(s string, k scan.Kind) bool {
 	tok := scan.New(s).Next()
 	return tok.Kind == k && tok.Start == 0 && tok.End == len(s)
 }
 
 func (o *jsonObject) boolean(key string) bool {
-	var b bool
-	if raw := o.member(key); json.Unmarshal(raw, &b) != nil {
-		o.d.fail(o.path+"."+key, "expected a boolean, got %s", describeJSON(raw, nil))
+	v := o.member(key)
+	b, ok := v.(bool)
+	if !ok {
+		jsonFail(o.path+"."+key, "expected a boolean, got %s", describeJSON(v))
 	}
 	return b
 }
 
-func (o *jsonObject) list(key string) []json.RawMessage {
-	var l []json.RawMessage
-	raw := o.member(key)
-	if err := json.Unmarshal(raw, &l); err != nil || l == nil {
-		o.d.fail(o.path+"."+key, "expected an array, got %s", describeJSON(raw, nil))
+func (o *jsonObject) list(key string) []any {
+	v := o.member(key)
+	l, ok := v.([]any)
+	if !ok {
+		jsonFail(o.path+"."+key, "expected an array, got %s", describeJSON(v))
 	}
 	return l
 }
 
-func (o *jsonObject) formula(key string) Formula { return o.d.formula(o.path+"."+key, o.member(key)) }
-func (o *jsonObject) term(key string) Term       { return o.d.term(o.path+"."+key, o.member(key)) }
+func (o *jsonObject) formula(key string) Formula {
+	return formulaFromJSON(o.path+"."+key, o.member(key))
+}
+func (o *jsonObject) term(key string) Term { return termFromJSON(o.path+"."+key, o.member(key)) }
 
 // optTerm is a term member that may be absent or null.
 func (o *jsonObject) optTerm(key string) Term {
-	raw, ok := o.members[key]
-	if !ok || string(bytes.TrimSpace(raw)) == "null" {
-		return nil
+	if v := o.members[key]; v != nil {
+		return termFromJSON(o.path+"."+key, v)
 	}
-	return o.d.term(o.path+"."+key, raw)
+	return nil
 }
 
-// op finds the member key among names, the printed forms of an operator
+// jsonOp finds the member key among names, the printed forms of an operator
 // enum, and returns its index.
-func op[T ~int](o *jsonObject, key string, names []string) T {
+func jsonOp[T ~int](o *jsonObject, key string, names []string) T {
 	s := o.str(key)
 	for i, n := range names {
 		if n == s {
 			return T(i)
 		}
 	}
-	o.d.fail(o.path+"."+key, "unknown %s operator %q (want one of %s)", o.kind, s, quoteList(names))
+	jsonFail(o.path+"."+key, "unknown %s operator %q (want one of %s)", o.kind, s, jsonQuoteList(names))
 	return 0
 }
 
-func quoteList(names []string) string {
-	var b bytes.Buffer
+func jsonQuoteList(names []string) string {
+	var b strings.Builder
 	for i, n := range names {
 		if i > 0 {
 			b.WriteString(", ")
@@ -374,27 +372,27 @@ func quoteList(names []string) string {
 	return b.String()
 }
 
-// article is "a" or "an", to go before kind.
-func article(kind string) string {
-	if strings.IndexByte("aeiou", kind[0]) >= 0 {
+// jsonArticle is "a" or "an", to go before kind.
+func jsonArticle(kind string) string {
+	if kind != "" && strings.IndexByte("aeiou", kind[0]) >= 0 {
 		return "an"
 	}
 	return "a"
 }
 
-// formulaKinds and termKinds are the kinds of each side, for messages.
+// jsonFormulaKinds and jsonTermKinds are the kinds of each side, for messages.
 const (
-	formulaKinds = "atom, bool, call, attribution, unary, binary, quantified, compare or member"
-	termKinds    = "ident, field, string, number, empty, func, count, set or setof"
+	jsonFormulaKinds = "atom, bool, call, attribution, unary, binary, quantified, compare or member"
+	jsonTermKinds    = "ident, field, string, number, empty, func, count, set or setof"
 )
 
-func (d *jsonDecoder) formula(path string, raw json.RawMessage) Formula {
-	o := d.object(path, raw)
+func formulaFromJSON(path string, v any) Formula {
+	o := jsonObjectAt(path, v)
 	switch o.kind {
 	case "atom":
 		name := o.name("name")
 		if IsKeyword(name) {
-			d.fail(path+".name", "%q is a keyword and cannot name an atom", name)
+			jsonFail(path+".name", "%q is a keyword and cannot name an atom", name)
 		}
 		return &Atom{Name: name}
 	case "bool":
@@ -402,34 +400,34 @@ func (d *jsonDecoder) formula(path string, raw json.RawMessage) Formula {
 	case "call":
 		typ := o.name("type")
 		if !isTypeName(typ) {
-			d.fail(path+".type", "%q is not a type name (CamelCase)", typ)
+			jsonFail(path+".type", "%q is not a type name (CamelCase)", typ)
 		}
 		return &TypeCall{Type: typ, Arg: o.formula("arg")}
 	case "attribution":
 		fn := o.str("func")
 		if !attributionFuncs[fn] {
-			d.fail(path+".func", "unknown attribution function %q (want strength_at_least, oracle_type, produced_by or conforms_to)", fn)
+			jsonFail(path+".func", "unknown attribution function %q (want strength_at_least, oracle_type, produced_by or conforms_to)", fn)
 		}
 		return &Attribution{Func: fn, Arg: o.str("arg")}
 	case "unary":
-		return &Unary{Op: op[UnaryOp](o, "op", unaryNames[:]), X: o.formula("x")}
+		return &Unary{Op: jsonOp[UnaryOp](o, "op", unaryNames[:]), X: o.formula("x")}
 	case "binary":
-		return &Binary{Op: op[BinaryOp](o, "op", binaryNames[:]), L: o.formula("l"), R: o.formula("r")}
+		return &Binary{Op: jsonOp[BinaryOp](o, "op", binaryNames[:]), L: o.formula("l"), R: o.formula("r")}
 	case "quantified":
-		return &Quantified{Q: op[Quant](o, "q", quantNames[:]), Var: o.variable("var"), Domain: o.optTerm("domain"), Body: o.formula("body")}
+		return &Quantified{Q: jsonOp[Quant](o, "q", quantNames[:]), Var: o.variable("var"), Domain: o.optTerm("domain"), Body: o.formula("body")}
 	case "compare":
-		return &Compare{Op: op[CompareOp](o, "op", compareNames[:]), L: o.term("l"), R: o.term("r")}
+		return &Compare{Op: jsonOp[CompareOp](o, "op", compareNames[:]), L: o.term("l"), R: o.term("r")}
 	case "member":
 		return &Member{Negated: o.boolean("negated"), Elem: o.term("elem"), Set: o.term("set")}
 	case "ident", "field", "string", "number", "empty", "func", "count", "set", "setof":
-		d.fail(path+".kind", "%s %s is a term; a formula (%s) goes here", article(o.kind), o.kind, formulaKinds)
+		jsonFail(path+".kind", "%s %s is a term; a formula (%s) goes here", jsonArticle(o.kind), o.kind, jsonFormulaKinds)
 	}
-	d.fail(path+".kind", "unknown kind %q (a formula: %s)", o.kind, formulaKinds)
+	jsonFail(path+".kind", "unknown kind %q (a formula: %s)", o.kind, jsonFormulaKinds)
 	return nil
 }
 
-func (d *jsonDecoder) term(path string, raw json.RawMessage) Term {
-	o := d.object(path, raw)
+func termFromJSON(path string, v any) Term {
+	o := jsonObjectAt(path, v)
 	switch o.kind {
 	case "ident":
 		return &Ident{Name: o.name("name")}
@@ -438,67 +436,66 @@ func (d *jsonDecoder) term(path string, raw json.RawMessage) Term {
 	case "string":
 		return &Str{Value: o.str("value")}
 	case "number":
-		var v float64
-		if raw := o.member("value"); json.Unmarshal(raw, &v) != nil {
-			d.fail(path+".value", "expected a number, got %s", describeJSON(raw, nil))
-		}
-		if math.Signbit(v) {
-			d.fail(path+".value", "a formula has no negative numbers, got %v", v)
-		}
-		n := &Num{Value: v}
-		if _, ok := o.members["text"]; ok {
-			n.Text = o.str("text")
-			if w, err := strconv.ParseFloat(n.Text, 64); n.Text != "" && (!isToken(n.Text, scan.Number) || err != nil || w != v) {
-				d.fail(path+".text", "%q is not the number %v as a formula writes it", n.Text, v)
-			}
-		}
-		return n
+		return o.number()
 	case "empty":
 		return &EmptySet{}
 	case "func":
 		fn := o.str("func")
 		arity, ok := setFuncs[fn]
 		if !ok {
-			d.fail(path+".func", "unknown function %q (want inputs, outputs, target or ancestors)", fn)
+			jsonFail(path+".func", "unknown function %q (want inputs, outputs, target or ancestors)", fn)
 		}
-		raws := o.list("args")
-		if len(raws) != arity {
-			d.fail(path+".args", "%s takes %d argument, got %d", fn, arity, len(raws))
+		args := o.list("args")
+		if len(args) != arity {
+			jsonFail(path+".args", "%s takes %d argument, got %d", fn, arity, len(args))
 		}
-		return &Call{Func: fn, Args: d.terms(path+".args", raws)}
+		return &Call{Func: fn, Args: termsFromJSON(path+".args", args)}
 	case "count":
 		return &Count{X: o.formula("x")}
 	case "set":
-		return &SetLit{Elems: d.terms(path+".elems", o.list("elems"))}
+		return &SetLit{Elems: termsFromJSON(path+".elems", o.list("elems"))}
 	case "setof":
 		c := &Comprehension{Expr: o.term("expr"), Var: o.variable("var"), Domain: o.optTerm("domain"), Guard: o.formula("guard")}
 		if rv := rootVar(c.Expr); rv != c.Var {
-			d.fail(path+".var", "%q is not the variable at the root of expr (%q)", c.Var, rv)
+			jsonFail(path+".var", "%q is not the variable at the root of expr (%q)", c.Var, rv)
 		}
 		return c
 	case "atom", "bool", "call", "attribution", "unary", "binary", "quantified", "compare", "member":
-		d.fail(path+".kind", "%s %s is a formula; a term (%s) goes here", article(o.kind), o.kind, termKinds)
+		jsonFail(path+".kind", "%s %s is a formula; a term (%s) goes here", jsonArticle(o.kind), o.kind, jsonTermKinds)
 	}
-	d.fail(path+".kind", "unknown kind %q (a term: %s)", o.kind, termKinds)
+	jsonFail(path+".kind", "unknown kind %q (a term: %s)", o.kind, jsonTermKinds)
 	return nil
 }
 
-func (d *jsonDecoder) terms(path string, raws []json.RawMessage) []Term {
-	if len(raws) == 0 {
-		return nil
+// number decodes a number node: a finite, non-negative value (the language
+// has no negative literals) and, when present, the text it was written as,
+// which must scan as a number of that value.
+func (o *jsonObject) number() *Num {
+	v := o.member("value")
+	val, ok := v.(float64)
+	if !ok {
+		jsonFail(o.path+".value", "expected a number, got %s", describeJSON(v))
 	}
-	out := make([]Term, len(raws))
-	for i, raw := range raws {
-		out[i] = d.term(fmt.Sprintf("%s[%d]", path, i), raw)
+	if math.Signbit(val) {
+		jsonFail(o.path+".value", "a formula has no negative numbers, got %v", val)
 	}
-	return out
+	n := &Num{Value: val}
+	if _, ok := o.members["text"]; ok {
+		n.Text = o.str("text")
+		if w, err := strconv.ParseFloat(n.Text, 64); n.Text != "" && (!scansAs(n.Text, scan.Number) || err != nil || w != val) {
+			jsonFail(o.path+".text", "%q is not the number %v as a formula writes it", n.Text, val)
+		}
+	}
+	return n
 }
 
-// variable is a member naming a bound variable: not empty, not a keyword.
-func (o *jsonObject) variable(key string) string {
-	v := o.name(key)
-	if IsKeyword(v) {
-		o.d.fail(o.path+"."+key, "%q is a keyword and cannot name a variable", v)
+func termsFromJSON(path string, vs []any) []Term {
+	if len(vs) == 0 {
+		return nil
 	}
-	return v
+	out := make([]Term, len(vs))
+	for i, v := range vs {
+		out[i] = termFromJSON(fmt.Sprintf("%s[%d]", path, i), v)
+	}
+	return out
 }

@@ -142,8 +142,8 @@ func (s *Set) addRulesFile(file string, root *yaml.Node) Problems {
 			Msg: fmt.Sprintf("rules file version %d is not supported by this build (supports 1)", rf.Version)})
 		return probs
 	}
-	if rf.Enforce != nil {
-		s.Enforce = *rf.Enforce
+	if rf.Enforce != nil && *rf.Enforce {
+		s.Enforce = true // any file asking for enforcement gets it
 	}
 	s.Opts.HighStakesPaths = append(s.Opts.HighStakesPaths, rf.HighStakesPaths...)
 	if pn := valueNode(root, "predicates"); pn != nil {

@@ -355,4 +355,6 @@ func equalCounts(a, b schema.Counts) bool {
 	return true
 }
 
-func clone(s []schema.VerdictEvent) []schema.VerdictEvent { return append([]schema.VerdictEvent(nil), s...) }
+func clone(s []schema.VerdictEvent) []schema.VerdictEvent {
+	return append([]schema.VerdictEvent(nil), s...)
+}

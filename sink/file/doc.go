@@ -23,10 +23,11 @@
 // The content hash is "sha256:" and the hex SHA-256 of, newline-separated:
 // the JSON of the rule manifest array, then for each trace in manifest
 // order its id as a JSON string and each of its events as JSON (as
-// encoding/json writes schema.Event, so insignificant whitespace in the
-// trace file does not count). It changes when a trace changes, when the
-// rule set changes, and when a rule keeps its id but changes meaning (its
-// text, formula, description or enforced mode), and only then.
+// encoding/json writes schema.Event). It changes when a trace changes (an
+// event, or its id: a renamed file), when the rule set changes, and when a
+// rule keeps its id but changes meaning (its text, formula, description or
+// enforced mode). Re-indenting a trace file or respelling a formula in the
+// other surface syntax does not change it.
 //
 // Files are written whole or not at all: each goes to a temporary file in
 // the target directory, which is renamed over the target.

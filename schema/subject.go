@@ -1,0 +1,122 @@
+package schema
+
+import (
+	"encoding/base64"
+	"fmt"
+	"hash/fnv"
+	"regexp"
+	"strings"
+)
+
+// Subjects and streams of the streaming pipeline (DESIGN.md §3). Every name
+// starts with a configurable prefix (DefaultPrefix); Subjects builds them.
+//
+//   - Agents publish each event on <prefix>.events.<run token>. The EVENTS
+//     stream listens there and, with JetStream's deterministic partition()
+//     subject transform, stores it as <prefix>.events.p.<k>.<run token>, k in
+//     [0, Partitions): one run always lands on one partition.
+//   - Workers publish verdict transitions on <prefix>.verdicts.<k>.<run token>
+//     (stream VERDICTS), invalid events on <prefix>.dlq.<reason> (stream
+//     DEADLETTER), and the alert stage publishes violations on
+//     <prefix>.alerts.<rule token>.
+//
+// A run token is the runId itself when it is made only of ASCII letters,
+// digits, '-' and '_' and does not start with '~'; otherwise it is '~'
+// followed by the runId in unpadded base64url. Message ids (Nats-Msg-Id)
+// are <runId>:<seq> for events and <runId>:<rule id>:<seq> for verdicts.
+const DefaultPrefix = "ponens"
+
+var plainToken = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+// RunToken encodes a runId as one subject token.
+func RunToken(runID string) string {
+	if plainToken.MatchString(runID) {
+		return runID
+	}
+	return "~" + base64.RawURLEncoding.EncodeToString([]byte(runID))
+}
+
+// ParseRunToken decodes a run token back into the runId.
+func ParseRunToken(tok string) (string, error) {
+	if !strings.HasPrefix(tok, "~") {
+		if !plainToken.MatchString(tok) {
+			return "", fmt.Errorf("run token %q: not a valid token", tok)
+		}
+		return tok, nil
+	}
+	b, err := base64.RawURLEncoding.DecodeString(tok[1:])
+	if err != nil {
+		return "", fmt.Errorf("run token %q: %w", tok, err)
+	}
+	return string(b), nil
+}
+
+// Subjects names the subjects and streams under one prefix.
+type Subjects struct {
+	Prefix     string
+	Partitions int
+}
+
+// Stream names.
+const (
+	StreamEvents     = "EVENTS"
+	StreamVerdicts   = "VERDICTS"
+	StreamDeadLetter = "DEADLETTER"
+)
+
+// Event is the subject an agent publishes an event of runID on.
+func (s Subjects) Event(runID string) string { return s.Prefix + ".events." + RunToken(runID) }
+
+// EventsIn is the subject filter of the EVENTS stream.
+func (s Subjects) EventsIn() string { return s.Prefix + ".events.*" }
+
+// PartitionTransform is the EVENTS stream's subject transform destination.
+func (s Subjects) PartitionTransform() string {
+	return fmt.Sprintf("%s.events.p.{{partition(%d,1)}}.{{wildcard(1)}}", s.Prefix, s.Partitions)
+}
+
+// PartitionOf is the partition JetStream's partition() transform puts runID
+// on: FNV-1a of the run token, modulo the partition count. Clients use it to
+// address the decision service of the worker that owns the run.
+func (s Subjects) PartitionOf(runID string) int {
+	h := fnv.New32a()
+	h.Write([]byte(RunToken(runID)))
+	return int(h.Sum32() % uint32(s.Partitions))
+}
+
+// Partition is the subject filter of partition k as stored.
+func (s Subjects) Partition(k int) string { return fmt.Sprintf("%s.events.p.%d.*", s.Prefix, k) }
+
+// Verdict is the subject of a verdict of runID from partition k.
+func (s Subjects) Verdict(k int, runID string) string {
+	return fmt.Sprintf("%s.verdicts.%d.%s", s.Prefix, k, RunToken(runID))
+}
+
+// VerdictsIn is the subject filter of the VERDICTS stream.
+func (s Subjects) VerdictsIn() string { return s.Prefix + ".verdicts.>" }
+
+// DeadLetter is the subject of a dead letter with the given reason code.
+func (s Subjects) DeadLetter(reason string) string { return s.Prefix + ".dlq." + reason }
+
+// DeadLettersIn is the subject filter of the DEADLETTER stream.
+func (s Subjects) DeadLettersIn() string { return s.Prefix + ".dlq.>" }
+
+// Alert is the subject violations of ruleID are announced on.
+func (s Subjects) Alert(ruleID string) string { return s.Prefix + ".alerts." + RunToken(ruleID) }
+
+// Decide is the request subject of the decision service for partition k.
+func (s Subjects) Decide(k int) string { return fmt.Sprintf("%s.decide.%d", s.Prefix, k) }
+
+// EventMsgID is the Nats-Msg-Id of an event: publishing it twice stores it
+// once.
+func EventMsgID(runID string, seq uint64) string { return fmt.Sprintf("%s:%d", runID, seq) }
+
+// VerdictMsgID is the Nats-Msg-Id of a verdict.
+func VerdictMsgID(v *VerdictEvent) string { return fmt.Sprintf("%s:%s:%d", v.RunID, v.Rule.ID, v.Seq) }
+
+// Dead-letter headers: why an event was refused, and where.
+const (
+	HeaderError  = "Ponens-Error"  // the message: file/line/field and what was expected
+	HeaderReason = "Ponens-Reason" // a stable code: malformed, invalid, unknown-type, too-large, seq-gap, seq-repeat, after-end
+	HeaderSource = "Ponens-Source" // where it came from: gateway, worker, publish
+)
