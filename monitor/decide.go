@@ -53,7 +53,7 @@ func (r *Run) Decide(a *schema.Action) Decision {
 	defer func() { r.e.serial++ }()
 	for i, prog := range r.e.progs {
 		rs := &r.rules[i]
-		if prog.capability || rs.violated {
+		if prog.capability {
 			continue
 		}
 		var answer policymd.Action

@@ -118,6 +118,21 @@ func TestDecide(t *testing.T) {
 	check("deploy unreviewed", &schema.Action{ID: 2, Type: "Deploy"}, "require_approval", "review_before_deploy", "temporal")
 	check("observe-only rule never decides", &schema.Action{ID: 2, Type: "DeleteFile"}, "allow", "null", "null")
 
+	// A violated deny rule keeps denying: the violating step counts as
+	// blocked, and the next offending step is denied again.
+	g := &feeder{t: t, run: eng.NewRun("g")}
+	g.add(schema.TypeRunStart, nil)
+	if vs := g.add(schema.TypeAction, &schema.Action{ID: 1, Type: "GitCommit"}); len(vs) != 1 || vs[0].Status != schema.StatusViolated {
+		t.Fatalf("first untested commit: %v", vs)
+	}
+	if d := g.run.Decide(&schema.Action{ID: 2, Type: "GitCommit"}); d.Decision != policymd.Deny {
+		t.Errorf("second untested commit: %s", d.Decision)
+	}
+	g.add(schema.TypeAction, &schema.Action{ID: 2, Type: "RunTests", Status: "completed"})
+	if d := g.run.Decide(&schema.Action{ID: 3, Type: "GitCommit"}); d.Decision != policymd.Allow {
+		t.Errorf("commit after tests: %s %s", d.Decision, d.Reason)
+	}
+
 	// Deciding changed nothing: the commit really arriving now violates.
 	vs := f.add(schema.TypeAction, &schema.Action{ID: 2, Type: "RunTests", Status: "completed"})
 	if len(vs) != 0 {

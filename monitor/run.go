@@ -25,7 +25,7 @@ type Run struct {
 
 // ruleState is one rule's state within a run.
 type ruleState struct {
-	res       *ob
+	res       *ob                  // the obligation on the rest of the run; never ⊥ (see seal)
 	status    schema.VerdictStatus // last emitted; "" means the implicit initial satisfied
 	leaning   schema.Leaning
 	pastOff   int
@@ -110,7 +110,9 @@ func (r *Run) seal(p *trace.Position) {
 	}
 	for i, prog := range r.e.progs {
 		rs := &r.rules[i]
-		if rs.violated || prog.capability {
+		// A violated rule stays final, but one that decides steps (deny,
+		// suspend, abort) keeps being followed for the decision service.
+		if prog.capability || rs.violated && prog.mode == schema.ModeObserve {
 			continue
 		}
 		vals := r.e.vals[i]
@@ -122,13 +124,21 @@ func (r *Run) seal(p *trace.Position) {
 			rs.applies = sel.Matches(p)
 		}
 		before := rs.res
-		rs.res = r.e.transition(prog, before, vals)
-		if rs.res == r.e.in.false {
-			rs.violated, rs.atAction, rs.witness = true, true, p.Action.ID
-			r.emit(i, schema.StatusViolated, "", p.Event, r.e.in.blame(before, vals))
+		next := r.e.transition(prog, before, vals)
+		if next == r.e.in.false {
+			// res keeps the obligation from before the violating step: as
+			// if the step had been blocked, which is what deny means. The
+			// decision service judges the next steps against it.
+			if !rs.violated {
+				rs.violated, rs.atAction, rs.witness = true, true, p.Action.ID
+				r.emit(i, schema.StatusViolated, "", p.Event, r.e.in.blame(before, vals))
+			}
 			continue
 		}
-		r.classify(i, p.Event)
+		rs.res = next
+		if !rs.violated {
+			r.classify(i, p.Event)
+		}
 	}
 }
 

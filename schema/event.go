@@ -89,19 +89,19 @@ type Action struct {
 	Timestamp     string          `json:"timestamp,omitempty"`
 
 	// ActionIntent fields (seed 004 §5), present on tool calls.
-	Capability     string          `json:"capability,omitempty"`
-	ToolName       string          `json:"toolName,omitempty"`
-	ConnectorID    string          `json:"connectorId,omitempty"`
-	ActionType     string          `json:"actionType,omitempty"`
-	ActionClass    string          `json:"actionClass,omitempty"`
-	Reversibility  string          `json:"reversibility,omitempty"`
-	Risk           string          `json:"riskLevel,omitempty"`
-	WorkerID       string          `json:"workerId,omitempty"`
-	Specialist     string          `json:"specialist,omitempty"`
-	TaskID         string          `json:"taskId,omitempty"`
-	Payload        json.RawMessage `json:"payload,omitempty"`
-	Constraints    json.RawMessage `json:"constraints,omitempty"`
-	Requester      json.RawMessage `json:"requester,omitempty"`
+	Capability    string          `json:"capability,omitempty"`
+	ToolName      string          `json:"toolName,omitempty"`
+	ConnectorID   string          `json:"connectorId,omitempty"`
+	ActionType    string          `json:"actionType,omitempty"`
+	ActionClass   string          `json:"actionClass,omitempty"`
+	Reversibility string          `json:"reversibility,omitempty"`
+	Risk          string          `json:"riskLevel,omitempty"`
+	WorkerID      string          `json:"workerId,omitempty"`
+	Specialist    string          `json:"specialist,omitempty"`
+	TaskID        string          `json:"taskId,omitempty"`
+	Payload       json.RawMessage `json:"payload,omitempty"`
+	Constraints   json.RawMessage `json:"constraints,omitempty"`
+	Requester     json.RawMessage `json:"requester,omitempty"`
 
 	// Artifacts produced by this action, carried inline. They are attached to
 	// the action exactly like artifact events that follow it.

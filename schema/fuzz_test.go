@@ -31,7 +31,6 @@ func checkDecodeErrors(t *testing.T, err error) {
 // accepts is valid, and that a clean stream re-encodes to itself.
 func FuzzDecodeJSONL(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
-		defer watchdog(t, data)()
 		events, err := DecodeJSONL("f.jsonl", bytes.NewReader(data), 4096)
 		checkDecodeErrors(t, err)
 		for _, e := range events {
@@ -57,7 +56,6 @@ func FuzzDecodeJSONL(f *testing.F) {
 // it accepts is one valid, gap-free run, and that EncodeReference inverts it.
 func FuzzDecodeReference(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
-		defer watchdog(t, data)()
 		events, err := DecodeReference("f.json", data)
 		checkDecodeErrors(t, err)
 		if err != nil {
@@ -86,7 +84,6 @@ func FuzzDecodeReference(f *testing.F) {
 // it accepts re-encodes to a summary that decodes to the same value.
 func FuzzDecodeSummary(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
-		defer watchdog(t, data)()
 		s, err := DecodeSummary(data)
 		if err != nil {
 			var de *DecodeError

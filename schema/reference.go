@@ -90,6 +90,8 @@ func lineCol(data []byte, off int) (line, col int) {
 	return bytes.Count(before, []byte("\n")) + 1, off - bytes.LastIndexByte(before, '\n')
 }
 
+// decode converts the trace, recording problems; it returns nil if there
+// are any.
 func (d *refDecoder) decode() []Event {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(d.data, &top); err != nil {
@@ -302,7 +304,7 @@ func finishActions(actions []*refAction, artifacts []*refArtifact) {
 // trace just before the first action that takes it as input (by id or
 // name), or first of all when no action does.
 func order(actions []*refAction, artifacts []*refArtifact) []refEvent {
-	pos := make(map[int64]int, len(actions))      // action id → position
+	pos := make(map[int64]int, len(actions))       // action id → position
 	firstUse := make(map[string]int, len(actions)) // input → first position
 	for i, a := range actions {
 		pos[a.ID] = i

@@ -147,11 +147,11 @@ type Matrix struct {
 	Results [][]string `json:"results,omitempty"`
 }
 
-// Counts counts the matrix cells by status. Its JSON form always has all
-// four statuses.
+// Counts counts the matrix cells by status. Its JSON form has exactly the
+// four statuses, zero or not.
 type Counts map[VerdictStatus]int
 
-// MarshalJSON writes the count of every status, zero or not.
+// MarshalJSON writes the count of each of the four statuses.
 func (c Counts) MarshalJSON() ([]byte, error) {
 	all := make(map[VerdictStatus]int, len(Statuses))
 	for _, s := range Statuses {
