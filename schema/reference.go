@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -387,11 +388,13 @@ func parseTime(s string) time.Time {
 }
 
 // DeriveStatus derives an action's status from its result_summary, as the
-// reference does: "fail" or "error" anywhere (any case) means failed;
-// otherwise "pass", "completed" or "success" anywhere, or "ok" as a word,
-// means completed; otherwise the status is unknown ("").
+// reference does: "fail" or "error" anywhere (any case) means failed, except
+// where a count of none is given ("0 failed", "no errors": test-runner
+// summaries say that of passing runs); otherwise "pass", "completed" or
+// "success" anywhere, or "ok" as a word, means completed; otherwise the
+// status is unknown ("").
 func DeriveStatus(summary string) string {
-	s := strings.ToLower(summary)
+	s := noneFailed.ReplaceAllString(strings.ToLower(summary), "")
 	switch {
 	case strings.Contains(s, "fail"), strings.Contains(s, "error"):
 		return ActionFailed
@@ -401,6 +404,10 @@ func DeriveStatus(summary string) string {
 	}
 	return ""
 }
+
+// noneFailed matches a count of no failures: "0 failed", "no errors",
+// "zero failures".
+var noneFailed = regexp.MustCompile(`\b(?:0|no|zero)\s+(?:fail|error)\w*`)
 
 // residualID is the artifact id of the i-th entry of a legacy residuals
 // list: its "id" member when that is a non-empty string or a number, else

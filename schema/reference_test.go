@@ -136,7 +136,9 @@ func TestDeriveStatus(t *testing.T) {
 	for summary, want := range map[string]string{
 		"212 passed, 3 failed":    ActionFailed,
 		"Error: blocked":          ActionFailed,
-		"0 errors":                ActionFailed,
+		"0 errors":                "",
+		"14 passed, 0 failed":     ActionCompleted,
+		"no failures, 3 errors":   ActionFailed,
 		"14 passed in 2.1s":       ActionCompleted,
 		"Model completed":         ActionCompleted,
 		"Successfully deployed":   ActionCompleted,

@@ -92,11 +92,16 @@ type VerdictEvent struct {
 type plainVerdict VerdictEvent
 
 // MarshalJSON writes the verdict stamped with FormatVersion.
+// Like summary.json, it does not escape <, > and & (formulas contain them).
 func (v VerdictEvent) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	err := enc.Encode(struct {
 		FormatVersion int `json:"formatVersion"`
 		plainVerdict
 	}{FormatVersion, plainVerdict(v)})
+	return bytes.TrimRight(b.Bytes(), "\n"), err
 }
 
 // Summary is summary.json: the rule and trace manifests of a check, the
@@ -178,6 +183,18 @@ func DecodeSummary(data []byte) (*Summary, error) {
 		if len(row) != len(s.Matrix.Traces) {
 			return nil, newDecodeError(file, 0, 0, &FieldError{Field: fmt.Sprintf("matrix.cells[%d]", i), Err: ErrInvalidValue,
 				Expected: fmt.Sprintf("%d cells, one per trace", len(s.Matrix.Traces)), Got: fmt.Sprint(len(row))})
+		}
+		if s.Matrix.Results != nil {
+			if len(s.Matrix.Results) != len(s.Matrix.Cells) || len(s.Matrix.Results[i]) != len(row) {
+				return nil, newDecodeError(file, 0, 0, &FieldError{Field: "matrix.results", Err: ErrInvalidValue,
+					Expected: "the shape of matrix.cells", Got: "another shape"})
+			}
+			for j, res := range s.Matrix.Results[i] {
+				if res != "pass" && res != "fail" && res != "not_applicable" {
+					return nil, newDecodeError(file, 0, 0, &FieldError{Field: fmt.Sprintf("matrix.results[%d][%d]", i, j), Err: ErrInvalidValue,
+						Expected: "pass, fail or not_applicable", Got: fmt.Sprintf("%q", res)})
+				}
+			}
 		}
 		for j, st := range row {
 			if !slices.Contains(Statuses, st) {

@@ -67,6 +67,8 @@ func TestDecodeSummaryErrors(t *testing.T) {
 		{`[]`, `summary.json:1:1: wrong type: expected an object, got an array`, ErrWrongType},
 		{`{"formatVersion": 1, "matrix": {"rules": ["r"], "traces": [], "cells": []}}`, `summary.json: matrix.cells: invalid value: expected 1 rows, one per rule, got 0`, ErrInvalidValue},
 		{`{"formatVersion": 1, "matrix": {"rules": ["r"], "traces": ["t"], "cells": [["ok"]]}}`, `summary.json: matrix.cells[0][0]: invalid value: expected satisfied, violated, pending or unresolved, got "ok"`, ErrInvalidValue},
+		{`{"formatVersion": 1, "matrix": {"rules": ["r"], "traces": ["t"], "cells": [["satisfied"]], "results": [["maybe"]]}}`, `summary.json: matrix.results[0][0]: invalid value: expected pass, fail or not_applicable, got "maybe"`, ErrInvalidValue},
+		{`{"formatVersion": 1, "matrix": {"rules": ["r"], "traces": ["t"], "cells": [["satisfied"]], "results": []}}`, `summary.json: matrix.results: invalid value: expected the shape of matrix.cells, got another shape`, ErrInvalidValue},
 	} {
 		_, err := DecodeSummary([]byte(tc.doc))
 		if err == nil || err.Error() != tc.want || !errors.Is(err, tc.sentinel) {

@@ -57,6 +57,10 @@ not parse or cannot be monitored, or a trace that cannot be read.`,
 			if len(errs) > 0 {
 				return exitWith(exitBadInput, "%s", compileProblems(set, errs))
 			}
+			args = traceFiles(args, cmd.ErrOrStderr())
+			if len(args) == 0 {
+				return exitWith(exitBadInput, "ponens: no trace files")
+			}
 			if err := distinctFiles(args); err != nil {
 				return err
 			}

@@ -80,7 +80,7 @@ input.`,
 			if err != nil {
 				return err
 			}
-			runs, err := readTraces(args, cfg.Trace.MaxEventBytes)
+			runs, err := readTraces(traceFiles(args, cmd.ErrOrStderr()), cfg.Trace.MaxEventBytes)
 			if err != nil {
 				return exitWith(exitBadInput, "%v", err)
 			}

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"fmt"
+	"io"
 	"path/filepath"
+	"strings"
 
 	"github.com/ponens/ponens/ingest/tracefile"
 	"github.com/ponens/ponens/schema"
@@ -13,6 +16,21 @@ type namedRun struct {
 	Name string
 	File string
 	Run  schema.Run
+}
+
+// traceFiles drops the verdict streams from paths, with a note on notes for
+// each: `check` writes <trace>.verdicts.jsonl beside the traces, so the next
+// `ponens check traces/*.jsonl` would otherwise read them as traces.
+func traceFiles(paths []string, notes io.Writer) []string {
+	var out []string
+	for _, p := range paths {
+		if strings.HasSuffix(p, ".verdicts.jsonl") {
+			fmt.Fprintf(notes, "ponens: skipping %s: a verdict stream, not a trace\n", p)
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 // readTraces reads every trace file; the first unreadable one is an error
