@@ -74,6 +74,73 @@ func BenchmarkPure20(b *testing.B) {
 	}
 }
 
+// lineageEvents makes n actions that produce and consume artifacts: every
+// action produces one artifact derived from an earlier one and consumes one,
+// on `targets` distinct files.
+func lineageEvents(runID string, n, targets int, seed uint64) []schema.Event {
+	events := benchEvents(runID, n, targets, seed)
+	r := rand.New(rand.NewPCG(seed, 2))
+	types := []string{"IMLModel", "VerificationResult", "SourceCode"}
+	for i := 1; i < len(events); i++ {
+		a := events[i].Action
+		id := fmt.Sprintf("art%d", a.ID)
+		producer := a.ID
+		art := schema.Artifact{ID: id, Type: types[r.IntN(3)], Name: fmt.Sprintf("m%d", r.IntN(targets)), ProducerActionID: &producer}
+		if a.ID > 1 {
+			parent := fmt.Sprintf("art%d", 1+r.Int64N(a.ID-1))
+			art.DerivedFrom = []string{parent}
+			a.Inputs = []string{parent}
+		}
+		a.Outputs = []string{id}
+		a.Artifacts = []schema.Artifact{art}
+	}
+	return events
+}
+
+// BenchmarkScoped measures the five scoped rules of testdata/scoped.yaml on
+// runs whose actions touch 50 distinct targets and build a lineage.
+func BenchmarkScoped(b *testing.B) {
+	for _, n := range []int{1_000, 100_000} {
+		b.Run(fmt.Sprintf("events=%d/targets=50", n), func(b *testing.B) {
+			eng := benchEngine(b, "testdata/scoped.yaml")
+			events := lineageEvents("bench", n, 50, 3)
+			b.ReportAllocs()
+			for b.Loop() {
+				run := eng.NewRun("bench")
+				for i := range events {
+					if _, err := run.Add(&events[i]); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(events)), "ns/event")
+		})
+	}
+}
+
+// BenchmarkStructural measures the structural rules of
+// testdata/structural.yaml. Their leaves read collections, so the cost per
+// event grows with the run: data_flow_integrity scans the earlier actions
+// for each input.
+func BenchmarkStructural(b *testing.B) {
+	for _, n := range []int{100, 1_000, 5_000} {
+		b.Run(fmt.Sprintf("events=%d", n), func(b *testing.B) {
+			eng := benchEngine(b, "testdata/structural.yaml")
+			events := lineageEvents("bench", n, 50, 4)
+			b.ReportAllocs()
+			for b.Loop() {
+				run := eng.NewRun("bench")
+				for i := range events {
+					if _, err := run.Add(&events[i]); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(events)), "ns/event")
+		})
+	}
+}
+
 // BenchmarkRunMemory measures the heap held per open run for the
 // twenty-rule set after 20 events each.
 func BenchmarkRunMemory(b *testing.B) {

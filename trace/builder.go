@@ -24,7 +24,7 @@ type Builder struct {
 
 // NewBuilder returns a builder for the run runID.
 func NewBuilder(runID string) *Builder {
-	return &Builder{T: &Trace{RunID: runID, byID: map[string]*Artifact{}, byName: map[string]*Artifact{}}}
+	return &Builder{T: &Trace{RunID: runID, byID: map[string]*Artifact{}, byName: map[string]*Artifact{}, producers: map[string][]*Position{}}}
 }
 
 // DropPositions makes the builder forget each position once OnSeal has seen
@@ -144,6 +144,21 @@ func (b *Builder) Seal() {
 	p.nArtifacts, p.nResiduals, p.nTelemetry = len(t.Artifacts), len(t.Residuals), len(t.Telemetry)
 	if !b.dropPositions {
 		t.Positions = append(t.Positions, p)
+		index := func(key string) {
+			if key == "" {
+				return
+			}
+			if ps := t.producers[key]; len(ps) == 0 || ps[len(ps)-1] != p {
+				t.producers[key] = append(ps, p)
+			}
+		}
+		for _, id := range p.Action.Outputs {
+			index(OutputID + id)
+		}
+		for _, a := range p.Produced {
+			index(OutputID + a.ID)
+			index(OutputName + a.Name)
+		}
 	}
 	if b.OnSeal != nil {
 		b.OnSeal(p)

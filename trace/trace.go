@@ -43,10 +43,15 @@ type Trace struct {
 	// cache of values computed over the trace is valid while it stays put.
 	Version int
 
-	byID   map[string]*Artifact
-	byName map[string]*Artifact
-	view   bool // a prefix view: artifacts with order ≥ limit are not there yet
-	limit  int
+	// Memo is scratch space for an evaluator's incremental indexes over this
+	// run (running counts), keyed by the evaluator's own keys.
+	Memo map[any]any
+
+	byID      map[string]*Artifact
+	byName    map[string]*Artifact
+	producers map[string][]*Position // output id or name → the positions that output it
+	view      bool                   // a prefix view: artifacts with order ≥ limit are not there yet
+	limit     int
 }
 
 // Position is one action of the run: a temporal position.
@@ -89,6 +94,17 @@ func (t *Trace) Lookup(idOrName string) *Artifact {
 	}
 	return a
 }
+
+// Key spaces of ProducersOf.
+const (
+	OutputID   = "id:"   // an id an action lists in outputs, or the id of an artifact it produced
+	OutputName = "name:" // the name of an artifact it produced
+)
+
+// ProducersOf returns, in order, the positions that output key: OutputID+id
+// or OutputName+name. It is the index that spares "x ∈ outputs(b)" a scan of
+// every action. Positions are indexed only while the builder keeps them.
+func (t *Trace) ProducersOf(key string) []*Position { return t.producers[key] }
 
 // Prefix returns a read-only view of t as it stood when p was sealed: the
 // positions up to and including p and the artifacts, residuals and

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/ponens/ponens/policy/ltl"
@@ -173,7 +174,11 @@ func (s *State) holds(f ltl.Formula, p *trace.Position, env *bindings, subj *sub
 	case *ltl.Quantified:
 		var dom []any
 		if f.Domain == nil {
-			dom = s.collection("actions")
+			if cand, ok := s.outputCandidates(f, p, env); ok {
+				dom = cand
+			} else {
+				dom = s.collection("actions")
+			}
 		} else {
 			dom = asList(s.term(f.Domain, p, env))
 		}
@@ -602,4 +607,82 @@ func IsBuiltinAtom(name string) bool {
 		return true
 	}
 	return categories[name] || actionStatuses[name] || resultStatuses[name]
+}
+
+// useIndexes turns the incremental indexes on (outputCandidates, count); a
+// test turns them off to check that they change no answer.
+var useIndexes = true
+
+// outputCandidates narrows a quantifier over the run's actions whose body
+// requires "x ∈ outputs(v)" (v the quantified variable, x not mentioning
+// it) to the actions the trace's output index lists for x: no other action
+// can satisfy the body, so ∃ and ∃! give the same answer over the
+// candidates as over every action (data_flow_integrity stops scanning the
+// run for each input). ok is false when the body has no such conjunct.
+func (s *State) outputCandidates(f *ltl.Quantified, p *trace.Position, env *bindings) (cand []any, ok bool) {
+	if f.Q == ltl.Forall || !useIndexes {
+		return nil, false
+	}
+	var member *ltl.Member
+	for _, c := range conjuncts(f.Body) {
+		m, isMember := c.(*ltl.Member)
+		if !isMember || m.Negated {
+			continue
+		}
+		call, isCall := m.Set.(*ltl.Call)
+		if !isCall || call.Func != "outputs" {
+			continue
+		}
+		if v, isIdent := call.Args[0].(*ltl.Ident); isIdent && v.Name == f.Var && !usesName(m.Elem, f.Var) {
+			member = m
+			break
+		}
+	}
+	if member == nil {
+		return nil, false
+	}
+	// What equal() can match: a string, an output id or a produced
+	// artifact's id or name; an artifact, an output id equal to its id or
+	// name, or a produced artifact with its id.
+	var keys []string
+	switch x := s.term(member.Elem, p, env).(type) {
+	case string:
+		keys = []string{trace.OutputID + x, trace.OutputName + x}
+	case *trace.Artifact:
+		keys = []string{trace.OutputID + x.ID, trace.OutputID + x.Name}
+	default:
+		return []any{}, true // neither an id nor an artifact: in no action's outputs
+	}
+	seen := map[*trace.Position]bool{}
+	limit := len(s.Trace.Positions) // a prefix view holds fewer positions than the index
+	for _, k := range keys {
+		for _, q := range s.Trace.ProducersOf(k) {
+			if q.Index < limit && !seen[q] {
+				seen[q] = true
+				cand = append(cand, q)
+			}
+		}
+	}
+	slices.SortFunc(cand, func(a, b any) int { return a.(*trace.Position).Index - b.(*trace.Position).Index })
+	return cand, true
+}
+
+// conjuncts flattens a conjunction.
+func conjuncts(f ltl.Formula) []ltl.Formula {
+	if b, ok := f.(*ltl.Binary); ok && b.Op == ltl.OpAnd {
+		return append(conjuncts(b.L), conjuncts(b.R)...)
+	}
+	return []ltl.Formula{f}
+}
+
+// usesName reports whether the name occurs as an identifier in n.
+func usesName(n ltl.Node, name string) bool {
+	found := false
+	ltl.Walk(n, func(m ltl.Node) bool {
+		if id, ok := m.(*ltl.Ident); ok && id.Name == name {
+			found = true
+		}
+		return !found
+	})
+	return found
 }

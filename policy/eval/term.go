@@ -28,13 +28,7 @@ func (s *State) term(t ltl.Term, p *trace.Position, env *bindings) any {
 	case *ltl.Call:
 		return s.call(t, p, env)
 	case *ltl.Count:
-		n := 0
-		for _, q := range s.Trace.Positions {
-			if s.holds(t.X, q, env, nil) {
-				n++
-			}
-		}
-		return float64(n)
+		return float64(s.count(t, env))
 	case *ltl.SetLit:
 		out := make([]any, len(t.Elems))
 		for i, e := range t.Elems {
@@ -260,4 +254,64 @@ func residualStatus(t *trace.Trace, r *trace.Artifact) any {
 		}
 	}
 	return strings.TrimSpace(status)
+}
+
+// countMemo is a running count kept in Trace.Memo: n positions among the
+// first upto hold the counted formula.
+type countMemo struct{ n, upto int }
+
+// count is count(φ) over the run's positions. When φ's value at a position
+// cannot depend on what the run holds (atoms of the action and connectives
+// only) and no quantifier binds anything, the count is kept running in the
+// trace's memo, so a monitor pays for each position once instead of
+// recounting the run at every position.
+func (s *State) count(c *ltl.Count, env *bindings) int {
+	ps := s.Trace.Positions
+	if useIndexes && env == nil && s.positional(c.X) {
+		m, _ := s.Trace.Memo[c].(countMemo)
+		if m.upto <= len(ps) { // a prefix view may hold fewer positions than counted
+			for _, q := range ps[m.upto:] {
+				if s.holds(c.X, q, nil, nil) {
+					m.n++
+				}
+			}
+			m.upto = len(ps)
+			if s.Trace.Memo == nil {
+				s.Trace.Memo = map[any]any{}
+			}
+			s.Trace.Memo[c] = m
+			return m.n
+		}
+	}
+	n := 0
+	for _, q := range ps {
+		if s.holds(c.X, q, env, nil) {
+			n++
+		}
+	}
+	return n
+}
+
+// positional reports whether f's value at a position depends only on that
+// action: built-in atoms of the action, type calls, attribution atoms, field
+// predicates and connectives.
+func (s *State) positional(f ltl.Formula) bool {
+	ok := true
+	ltl.Walk(f, func(n ltl.Node) bool {
+		switch n := n.(type) {
+		case *ltl.Atom:
+			_, pred := s.Opts.Predicates[n.Name]
+			ok = ok && !pred && n.Name != "start_event" && n.Name != "end_event"
+		case *ltl.Compare:
+			_, isIdent := n.L.(*ltl.Ident)
+			_, isEmpty := n.R.(*ltl.EmptySet)
+			ok = ok && isIdent && isEmpty
+			return false
+		case *ltl.Bool, *ltl.Unary, *ltl.Binary, *ltl.TypeCall, *ltl.Attribution:
+		default:
+			ok = false
+		}
+		return ok
+	})
+	return ok
 }
