@@ -19,9 +19,10 @@ type Engine struct {
 	progs  []*program
 	in     *interner
 	leaves *leafTable
-	serial uint64   // counts the positions evaluated, for the leaf cache
-	cached int      // transitions cached, over all obligations
-	vals   [][]bool // scratch: proposition values per program
+	serial uint64                // counts the positions evaluated, for the leaf cache
+	cached int                   // transitions cached, over all obligations
+	vals   [][]bool              // scratch: proposition values per program
+	out    []schema.VerdictEvent // scratch: the verdicts of the event being added
 
 	keepPositions bool // a structural rule reads the run's actions
 	keepGraph     bool // a scoped or structural rule reads the artifact graph
@@ -151,7 +152,7 @@ func (e *Engine) NewRun(runID string) *Run {
 	words := 0
 	for i, p := range e.progs {
 		r.rules[i].res = p.init
-		r.rules[i].pastOff = words * 64
+		r.rules[i].pastOff = int32(words * 64)
 		words += (p.pastBits + 63) / 64
 	}
 	r.past = make([]uint64, words)

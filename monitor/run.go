@@ -15,7 +15,6 @@ type Run struct {
 	b     *trace.Builder
 	rules []ruleState
 	past  []uint64 // past-operator summaries of every rule, bit-packed
-	out   []schema.VerdictEvent
 
 	positions int
 	last      *schema.Event
@@ -23,20 +22,55 @@ type Run struct {
 	defStamp  int // trace.Version when the deferred caches were filled
 }
 
-// ruleState is one rule's state within a run.
+// ruleState is one rule's state within a run, kept small: a run of twenty
+// rules holds twenty of these.
 type ruleState struct {
-	res       *ob                  // the obligation on the rest of the run; never ⊥ (see seal)
-	status    schema.VerdictStatus // last emitted; "" means the implicit initial satisfied
-	leaning   schema.Leaning
-	pastOff   int
-	triggered bool  // some not_applicable trigger held
-	applies   bool  // some action matched applies_when
+	res       *ob   // the obligation on the rest of the run; never ⊥ (see seal)
 	witness   int64 // the action at which progression hit ⊥
+	pastOff   int32
+	status    status // last emitted
+	leaning   schema.Leaning
+	triggered bool // some not_applicable trigger held
+	applies   bool // some action matched applies_when
 	violated  bool
-	atAction  bool                        // violated at an action (witness set), not at the end
-	targets   []map[string]bool           // per propTarget slot
-	chains    []map[*trace.Artifact]uint8 // per propChain slot
-	defVals   []int8                      // deferred leaf values: 0 unknown, 1 false, 2 true
+	atAction  bool       // violated at an action (witness set), not at the end
+	extra     *ruleExtra // scoped summaries and deferred values, when the rule has them
+}
+
+// ruleExtra is the part of a rule's state only some rules need.
+type ruleExtra struct {
+	targets []map[string]bool           // per propTarget slot
+	chains  []map[*trace.Artifact]uint8 // per propChain slot
+	defVals []int8                      // deferred leaf values: 0 unknown, 1 false, 2 true
+}
+
+func (rs *ruleState) more() *ruleExtra {
+	if rs.extra == nil {
+		rs.extra = &ruleExtra{}
+	}
+	return rs.extra
+}
+
+// status is a verdict status as a byte; the zero value is the implicit
+// initial satisfied.
+type status uint8
+
+const (
+	stSatisfied status = iota
+	stViolated
+	stPending
+	stUnresolved
+)
+
+var statusNames = [...]schema.VerdictStatus{schema.StatusSatisfied, schema.StatusViolated, schema.StatusPending, schema.StatusUnresolved}
+
+func statusOf(s schema.VerdictStatus) status {
+	for i, n := range statusNames {
+		if n == s {
+			return status(i)
+		}
+	}
+	return stSatisfied
 }
 
 // chain memo bits: the producer's argument value is known, and its value;
@@ -59,12 +93,14 @@ type Result struct {
 
 // Add consumes the next event of the run (validated, in seq order, without
 // duplicates) and returns the verdict transitions it caused. The returned
-// slice is reused by the next call.
+// slice is the engine's: it is valid until the next Add or End on any run
+// of the same engine.
 func (r *Run) Add(ev *schema.Event) ([]schema.VerdictEvent, error) {
 	if r.ended {
 		return nil, ErrEnded
 	}
-	r.out = r.out[:0]
+	clear(r.e.out)
+	r.e.out = r.e.out[:0]
 	r.last = ev
 	r.b.Add(ev)
 	switch {
@@ -74,12 +110,12 @@ func (r *Run) Add(ev *schema.Event) ([]schema.VerdictEvent, error) {
 		// Context changed: position-independent leaves may lean otherwise.
 		for i := range r.rules {
 			rs := &r.rules[i]
-			if rs.res.hasDef && rs.status == schema.StatusPending {
+			if rs.res.hasDef && rs.status == stPending {
 				r.classify(i, ev)
 			}
 		}
 	}
-	return r.out, nil
+	return r.e.out, nil
 }
 
 // End ends a run that stopped without a closing event (idle too long, or
@@ -88,10 +124,11 @@ func (r *Run) End() []schema.VerdictEvent {
 	if r.ended {
 		return nil
 	}
-	r.out = r.out[:0]
+	clear(r.e.out)
+	r.e.out = r.e.out[:0]
 	r.b.Seal()
 	r.finish(nil)
-	return r.out
+	return r.e.out
 }
 
 // Ended reports whether the run has ended.
@@ -215,7 +252,7 @@ func (r *Run) advanceProps(i int, rs *ruleState, p *trace.Position, vals []bool)
 		pr := &prog.props[k]
 		switch pr.kind {
 		case propPast:
-			base := rs.pastOff + pr.slot
+			base := int(rs.pastOff) + pr.slot
 			r.setBit(base, vals[k])
 			r.setBit(base+1, pr.a.eval(vals))
 			if pr.b.op != 0 {
@@ -247,7 +284,7 @@ func (r *Run) pastValue(pr *prop, rs *ruleState, first bool) bool {
 		if first {
 			return u.Op == ltl.OpH
 		}
-		prev, a := r.bit(rs.pastOff+pr.slot), r.bit(rs.pastOff+pr.slot+1)
+		prev, a := r.bit(int(rs.pastOff)+pr.slot), r.bit(int(rs.pastOff)+pr.slot+1)
 		if u.Op == ltl.OpP {
 			return prev || a
 		}
@@ -256,7 +293,7 @@ func (r *Run) pastValue(pr *prop, rs *ruleState, first bool) bool {
 	if first {
 		return false
 	}
-	prev, a, b := r.bit(rs.pastOff+pr.slot), r.bit(rs.pastOff+pr.slot+1), r.bit(rs.pastOff+pr.slot+2)
+	prev, a, b := r.bit(int(rs.pastOff)+pr.slot), r.bit(int(rs.pastOff)+pr.slot+1), r.bit(int(rs.pastOff)+pr.slot+2)
 	if pr.op.(*ltl.Binary).Op == ltl.OpS {
 		return b || (a && prev)
 	}
@@ -267,10 +304,10 @@ func (r *Run) pastValue(pr *prop, rs *ruleState, first bool) bool {
 // its argument true; H_target when none sharing a target had it false. The
 // per-target map records exactly that.
 func (r *Run) targetValue(pr *prop, rs *ruleState, p *trace.Position) bool {
-	if rs.targets == nil {
+	if rs.extra == nil || rs.extra.targets == nil {
 		return !pr.exist
 	}
-	m := rs.targets[pr.slot]
+	m := rs.extra.targets[pr.slot]
 	for _, t := range p.TargetSet() {
 		if m[t] {
 			return pr.exist
@@ -283,14 +320,15 @@ func recordTarget(prog *program, pr *prop, rs *ruleState, p *trace.Position, arg
 	if arg != pr.exist || len(p.TargetSet()) == 0 {
 		return // only witnesses are remembered
 	}
-	if rs.targets == nil {
-		rs.targets = make([]map[string]bool, prog.scoped)
+	x := rs.more()
+	if x.targets == nil {
+		x.targets = make([]map[string]bool, prog.scoped)
 	}
-	if rs.targets[pr.slot] == nil {
-		rs.targets[pr.slot] = map[string]bool{}
+	if x.targets[pr.slot] == nil {
+		x.targets[pr.slot] = map[string]bool{}
 	}
 	for _, t := range p.TargetSet() {
-		rs.targets[pr.slot][t] = true
+		x.targets[pr.slot][t] = true
 	}
 }
 
@@ -301,8 +339,8 @@ func recordTarget(prog *program, pr *prop, rs *ruleState, p *trace.Position, arg
 // which holds for everything but p's own outputs.
 func (r *Run) chainValue(pr *prop, rs *ruleState, p *trace.Position) bool {
 	var m map[*trace.Artifact]uint8
-	if rs.chains != nil {
-		m = rs.chains[pr.slot]
+	if rs.extra != nil && rs.extra.chains != nil {
+		m = rs.extra.chains[pr.slot]
 	}
 	for _, a := range p.Inputs {
 		if anyWitness(m, a, p) {
@@ -360,13 +398,14 @@ func recordChain(prog *program, pr *prop, rs *ruleState, p *trace.Position, arg 
 	if len(p.Produced) == 0 {
 		return
 	}
-	if rs.chains == nil {
-		rs.chains = make([]map[*trace.Artifact]uint8, prog.scoped)
+	x := rs.more()
+	if x.chains == nil {
+		x.chains = make([]map[*trace.Artifact]uint8, prog.scoped)
 	}
-	if rs.chains[pr.slot] == nil {
-		rs.chains[pr.slot] = map[*trace.Artifact]uint8{}
+	if x.chains[pr.slot] == nil {
+		x.chains[pr.slot] = map[*trace.Artifact]uint8{}
 	}
-	m := rs.chains[pr.slot]
+	m := x.chains[pr.slot]
 	witness := arg == pr.exist
 	for _, a := range p.Produced {
 		st := uint8(chainProd)
@@ -385,21 +424,24 @@ func (r *Run) deferred(i int) func(int) bool {
 	if r.defStamp != r.b.T.Version {
 		r.defStamp = r.b.T.Version
 		for j := range r.rules {
-			clear(r.rules[j].defVals)
+			if x := r.rules[j].extra; x != nil {
+				clear(x.defVals)
+			}
 		}
 	}
 	return func(k int) bool {
-		if rs.defVals == nil {
-			rs.defVals = make([]int8, len(prog.deferred))
+		x := rs.more()
+		if x.defVals == nil {
+			x.defVals = make([]int8, len(prog.deferred))
 		}
-		if rs.defVals[k] == 0 {
+		if x.defVals[k] == 0 {
 			st := eval.State{Trace: r.b.T, Opts: prog.opts}
-			rs.defVals[k] = 1
+			x.defVals[k] = 1
 			if st.Holds(prog.deferred[k], nil) {
-				rs.defVals[k] = 2
+				x.defVals[k] = 2
 			}
 		}
-		return rs.defVals[k] == 2
+		return x.defVals[k] == 2
 	}
 }
 
@@ -463,10 +505,7 @@ func (r *Run) Results() []Result {
 	out := make([]Result, len(r.rules))
 	for i, prog := range r.e.progs {
 		rs := &r.rules[i]
-		res := Result{RuleID: prog.rule.ID, Status: rs.status, Witness: -1}
-		if res.Status == "" {
-			res.Status = schema.StatusSatisfied
-		}
+		res := Result{RuleID: prog.rule.ID, Status: statusNames[rs.status], Witness: -1}
 		var holds bool
 		switch {
 		case prog.capability:
@@ -496,14 +535,10 @@ func (r *Run) Results() []Result {
 // emit appends a verdict if (status, leaning) differs from the last one.
 func (r *Run) emit(i int, status schema.VerdictStatus, leaning schema.Leaning, ev *schema.Event, cause ltl.Node) {
 	rs := &r.rules[i]
-	prev := rs.status
-	if prev == "" {
-		prev = schema.StatusSatisfied
-	}
-	if status == prev && leaning == rs.leaning {
+	if statusOf(status) == rs.status && leaning == rs.leaning {
 		return
 	}
-	rs.status, rs.leaning = status, leaning
+	rs.status, rs.leaning = statusOf(status), leaning
 	prog := r.e.progs[i]
 	v := schema.VerdictEvent{
 		RunID:   r.b.T.RunID,
@@ -513,12 +548,12 @@ func (r *Run) emit(i int, status schema.VerdictStatus, leaning schema.Leaning, e
 		Mode:    prog.mode,
 	}
 	if ev == nil { // a run that ended before any event
-		r.out = append(r.out, v)
+		r.e.out = append(r.e.out, v)
 		return
 	}
 	v.Seq = ev.Seq
 	if cause != nil || status == schema.StatusViolated {
 		v.Cause = &schema.Cause{Event: *ev, Subformula: prog.subformula(cause)}
 	}
-	r.out = append(r.out, v)
+	r.e.out = append(r.e.out, v)
 }

@@ -24,7 +24,7 @@ type Builder struct {
 
 // NewBuilder returns a builder for the run runID.
 func NewBuilder(runID string) *Builder {
-	return &Builder{T: &Trace{RunID: runID, byID: map[string]*Artifact{}, byName: map[string]*Artifact{}, producers: map[string][]*Position{}}}
+	return &Builder{T: &Trace{RunID: runID}} // maps are made on first use
 }
 
 // DropPositions makes the builder forget each position once OnSeal has seen
@@ -119,6 +119,9 @@ func (b *Builder) addArtifact(sa *schema.Artifact, residual bool) {
 		return
 	}
 	t.Artifacts = append(t.Artifacts, a)
+	if t.byID == nil {
+		t.byID, t.byName = map[string]*Artifact{}, map[string]*Artifact{}
+	}
 	if sa.ID != "" {
 		t.byID[sa.ID] = a
 	}
@@ -147,6 +150,9 @@ func (b *Builder) Seal() {
 		index := func(key string) {
 			if key == "" {
 				return
+			}
+			if t.producers == nil {
+				t.producers = map[string][]*Position{}
 			}
 			if ps := t.producers[key]; len(ps) == 0 || ps[len(ps)-1] != p {
 				t.producers[key] = append(ps, p)
