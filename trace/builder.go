@@ -20,6 +20,7 @@ type Builder struct {
 	next          int             // index of the next position
 	dropPositions bool
 	dropGraph     bool
+	scratch       Position // the one position reused when nothing is kept
 }
 
 // NewBuilder returns a builder for the run runID.
@@ -52,7 +53,14 @@ func (b *Builder) Add(ev *schema.Event) {
 		}
 	case schema.TypeAction:
 		b.Seal()
-		p := &Position{Index: b.next, Event: ev, Action: ev.Action}
+		var p *Position
+		if b.dropPositions && b.dropGraph {
+			// Nothing refers to a position after OnSeal: reuse one.
+			b.scratch = Position{Index: b.next, Event: ev, Action: ev.Action, Produced: b.scratch.Produced[:0]}
+			p = &b.scratch
+		} else {
+			p = &Position{Index: b.next, Event: ev, Action: ev.Action}
+		}
 		b.next++
 		for _, id := range ev.Action.Inputs {
 			if a := t.Lookup(id); a != nil {
