@@ -58,6 +58,9 @@ every rule is valid, 2 otherwise.`,
 				}
 				for _, p := range probs {
 					fmt.Fprintf(cmd.ErrOrStderr(), "error %s\n", p.Error())
+					if p.Excerpt != "" {
+						fmt.Fprintln(cmd.ErrOrStderr(), p.Excerpt)
+					}
 				}
 			}
 			if len(probs) > 0 {

@@ -97,6 +97,9 @@ type Problem struct {
 	RuleID    string
 	Code      string
 	Msg       string
+	// Excerpt is the formula's line with a caret under the column, for a
+	// formula error; empty otherwise.
+	Excerpt string
 }
 
 func (p *Problem) Error() string {
@@ -224,6 +227,9 @@ func (r *Rule) compile(node *yaml.Node, predicates map[string]ltl.Formula) *Prob
 		if pe, ok := err.(*ltl.Error); ok {
 			p.Code = pe.Code
 			p.Msg = pe.Msg
+			if _, excerpt, found := strings.Cut(pe.Detail(), "\n"); found {
+				p.Excerpt = excerpt
+			}
 			if node != nil {
 				p.Line, p.Col = formulaPlace(node, pe)
 			} else {

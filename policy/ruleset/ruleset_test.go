@@ -62,6 +62,9 @@ func TestLoadProblems(t *testing.T) {
 	for _, p := range probs {
 		got = append(got, p.Error())
 	}
+	if want := "    G(a ∧ ∧ b)\n          ^"; probs[0].Excerpt != want {
+		t.Errorf("excerpt %q, want %q", probs[0].Excerpt, want)
+	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("problems\n got:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
