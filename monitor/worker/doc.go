@@ -1,0 +1,50 @@
+// Package worker runs the monitor as a fleet service: sharded workers keyed
+// by runId, consuming the partitioned EVENTS stream of NATS JetStream and
+// publishing verdict transitions to the VERDICTS stream.
+//
+// # Ownership
+//
+// Each worker keeps a membership key alive in the <prefix>_workers
+// key-value bucket (keys expire LeaseTTL after their last renewal). Every
+// worker computes the same owner for each partition by rendezvous hashing
+// over the live members, and takes a partition by creating its lease key in
+// <prefix>_leases (a create fails while another worker holds it; a dead
+// holder's lease expires). A worker that joins takes over only the
+// partitions the hash now gives it; their owners give them up gracefully
+// (last checkpoint, lease deleted). Leases were chosen over JetStream's
+// pinned-client priority groups because pinning never moves a partition to a
+// worker that joins: rebalancing needs an assignment every worker agrees on.
+//
+// # Exactly-once verdicts
+//
+// A partition is consumed, in stream order, by a durable pull consumer that
+// its owner recreates at takeover. Every verdict is published with a message
+// id built from runId, rule and seq, so the verdicts stream stores it once
+// however often it is sent. Every CheckpointEvery the partition waits until
+// the verdicts it sent are stored, writes a checkpoint (the stream sequence
+// it covers and the runs open then, each with the stream sequence of its
+// first event) to <prefix>_checkpoints, and only then acks the events (ack
+// all). A new owner loads the checkpoint and consumes from the first event
+// of the earliest open run: events up to the checkpoint rebuild the open
+// runs with verdicts suppressed (replay is deterministic, so the state is
+// the one that was checkpointed), later ones are processed as usual. Verdicts
+// that were stored after the checkpoint are sent again and deduplicated by
+// the stream, within its duplicate window.
+//
+// # Per run
+//
+// A repeated seq is ignored. An event ahead of the next expected seq waits
+// in a bounded buffer; a gap that does not close within GapTimeout becomes
+// a dead letter (reason seq-gap) and a violated verdict of the built-in rule
+// ponens.stream_integrity, and the run continues at the next event it has.
+// A run with no event for IdleAfter ends as ended without run.finish: its
+// pending rules become unresolved. Events that do not decode or validate,
+// are too large, or arrive after their run ended are dead letters with the
+// reason and the original payload.
+//
+// # Decisions
+//
+// The owner of a partition answers <prefix>.decide.<k> requests
+// ({"runId", "action"}) with the run's decision (monitor.Decision), so an
+// agent asks the worker that holds its run's state.
+package worker

@@ -1,0 +1,527 @@
+package worker
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/ponens/ponens/monitor"
+	"github.com/ponens/ponens/schema"
+)
+
+// checkpoint is what a partition stores in the checkpoints bucket: the
+// stream sequence up to which everything is processed, verdicts stored and
+// acked, and the runs open at that point. A run is restored by replaying its
+// events from the stream (from First up to Seq) through a fresh monitor with
+// verdicts suppressed: replay is deterministic, so the state is exactly the
+// one that was checkpointed, with no serialised form of monitor state to
+// version.
+type checkpoint struct {
+	Seq   uint64             `json:"seq"`
+	Runs  map[string]runMark `json:"runs"`
+	Ended []string           `json:"ended,omitempty"` // oldest first, at most maxEnded
+}
+
+// runMark locates an open run: the stream sequence of its first event and
+// the next event seq it expects (past a gap the worker gave up on).
+type runMark struct {
+	First uint64 `json:"first"`
+	Next  uint64 `json:"next"`
+}
+
+// runState is one open run of a partition.
+type runState struct {
+	run      *monitor.Run
+	first    uint64 // stream sequence of its first event
+	next     uint64 // next event seq expected
+	buffer   map[uint64]buffered
+	gapSince time.Time
+	last     time.Time
+}
+
+type buffered struct {
+	ev  *schema.Event
+	raw []byte
+}
+
+// decideReq asks the partition for a decision on a proposed step.
+type decideReq struct {
+	runID  string
+	action *schema.Action
+	reply  chan monitor.Decision
+}
+
+// partition processes one partition of the events stream. Its loop owns
+// all of its state; other goroutines talk to it through channels.
+type partition struct {
+	w          *Worker
+	k          int
+	eng        *monitor.Engine
+	runs       map[string]*runState
+	ended      map[string]struct{}
+	endedOrder []string // ended runs, oldest first
+
+	consumer jetstream.Consumer
+	lastSeq  uint64        // stream sequence of the last message processed
+	lastMsg  jetstream.Msg // the message to ack at the next checkpoint
+	replayTo uint64        // messages up to here restore state only
+	marks    map[string]runMark
+	ckptAt   time.Time
+	pub      []jetstream.PubAckFuture
+
+	decide chan decideReq
+	sub    *nats.Subscription
+
+	mu      sync.Mutex
+	rev     uint64 // lease revision
+	cancel  context.CancelFunc
+	done    chan struct{}
+	err     error
+	publish bool
+}
+
+func newPartition(ctx context.Context, w *Worker, k int, rev uint64) (*partition, error) {
+	eng, errs := monitor.NewEngine(w.opts.Rules)
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("partition %d: %w", k, errors.Join(errs...))
+	}
+	p := &partition{w: w, k: k, eng: eng, rev: rev, runs: map[string]*runState{}, ended: map[string]struct{}{},
+		decide: make(chan decideReq), done: make(chan struct{})}
+	ck, err := p.loadCheckpoint(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p.lastSeq, p.replayTo, p.marks = ck.Seq, ck.Seq, ck.Runs
+	for _, id := range ck.Ended {
+		p.end(id)
+	}
+	start := ck.Seq + 1
+	for _, m := range ck.Runs {
+		start = min(start, m.First)
+	}
+	name := fmt.Sprintf("%s-p%d", w.opts.Subjects.Prefix, k)
+	if err := w.js.DeleteConsumer(ctx, schema.StreamEvents, name); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return nil, err
+	}
+	p.consumer, err = w.js.CreateConsumer(ctx, schema.StreamEvents, jetstream.ConsumerConfig{
+		Durable: name, FilterSubject: w.opts.Subjects.Partition(k), AckPolicy: jetstream.AckAllPolicy,
+		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: start,
+		MaxAckPending: -1, AckWait: time.Minute,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("partition %d: consumer: %w", k, err)
+	}
+	p.sub, err = w.nc.Subscribe(w.opts.Subjects.Decide(k), p.serveDecide)
+	if err != nil {
+		return nil, err
+	}
+	loopCtx, cancel := context.WithCancel(context.Background())
+	p.cancel = cancel
+	go p.loop(loopCtx)
+	return p, nil
+}
+
+func (p *partition) loadCheckpoint(ctx context.Context) (checkpoint, error) {
+	var ck checkpoint
+	e, err := p.w.checkpoints.Get(ctx, leaseKey(p.k))
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return ck, nil
+	}
+	if err != nil {
+		return ck, err
+	}
+	if err := json.Unmarshal(e.Value(), &ck); err != nil {
+		return ck, fmt.Errorf("partition %d: checkpoint: %w", p.k, err)
+	}
+	return ck, nil
+}
+
+func (p *partition) renew(ctx context.Context) error {
+	p.mu.Lock()
+	rev := p.rev
+	p.mu.Unlock()
+	next, err := p.w.leases.Update(ctx, leaseKey(p.k), []byte(p.w.opts.ID), rev)
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	p.rev = next
+	p.mu.Unlock()
+	return nil
+}
+
+func (p *partition) leaseRev() uint64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.rev
+}
+
+func (p *partition) failed() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.err != nil
+}
+
+// stop ends the loop; graceful first writes a last checkpoint.
+func (p *partition) stop(graceful bool) {
+	p.mu.Lock()
+	p.publish = graceful
+	p.mu.Unlock()
+	_ = p.sub.Unsubscribe()
+	p.cancel()
+	<-p.done
+}
+
+func (p *partition) fail(err error) {
+	p.mu.Lock()
+	if p.err == nil {
+		p.err = err
+	}
+	p.mu.Unlock()
+	p.w.opts.Logger.Error("worker: partition failed", "partition", p.k, "err", err)
+}
+
+func (p *partition) loop(ctx context.Context) {
+	defer close(p.done)
+	tick := time.NewTicker(max(p.w.opts.CheckpointEvery/2, 10*time.Millisecond))
+	defer tick.Stop()
+	p.ckptAt = time.Now()
+	for ctx.Err() == nil && !p.failed() {
+		select {
+		case req := <-p.decide:
+			req.reply <- p.answer(req)
+			continue
+		case <-tick.C:
+			p.sweep(ctx)
+			if time.Since(p.ckptAt) >= p.w.opts.CheckpointEvery {
+				if err := p.checkpoint(ctx); err != nil && ctx.Err() == nil {
+					p.fail(err)
+				}
+			}
+			continue
+		default:
+		}
+		batch, err := p.consumer.Fetch(p.w.opts.FetchBatch, jetstream.FetchMaxWait(50*time.Millisecond))
+		if err != nil {
+			if ctx.Err() == nil && !errors.Is(err, jetstream.ErrNoMessages) {
+				p.fail(err)
+			}
+			continue
+		}
+		n := 0
+		for msg := range batch.Messages() {
+			p.handle(ctx, msg)
+			n++
+		}
+		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && ctx.Err() == nil && !errors.Is(err, jetstream.ErrNoMessages) {
+			p.fail(err)
+		}
+		if n == 0 && p.marks != nil {
+			p.resume() // nothing after the checkpoint yet: restoring is done
+		}
+	}
+	p.mu.Lock()
+	graceful := p.publish && p.err == nil
+	p.mu.Unlock()
+	if graceful {
+		c, cancel := context.WithTimeout(context.Background(), p.w.opts.LeaseTTL)
+		defer cancel()
+		if err := p.checkpoint(c); err != nil {
+			p.w.opts.Logger.Warn("worker: last checkpoint", "partition", p.k, "err", err)
+		}
+	}
+}
+
+// handle processes one message of the partition, in stream order.
+func (p *partition) handle(ctx context.Context, msg jetstream.Msg) {
+	md, err := msg.Metadata()
+	if err != nil {
+		p.fail(err)
+		return
+	}
+	seq := md.Sequence.Stream
+	replay := seq <= p.replayTo
+	if !replay && p.marks != nil {
+		p.resume()
+	}
+	p.lastSeq, p.lastMsg = seq, msg
+	data := msg.Data()
+	ev, reason, err := p.decode(data)
+	if err != nil {
+		if !replay {
+			p.dead(ctx, reason, err, data)
+		}
+		return
+	}
+	rs := p.runs[ev.RunID]
+	if replay {
+		mark, open := p.marks[ev.RunID]
+		if !open || seq < mark.First {
+			return // settled before the checkpoint
+		}
+	}
+	if rs == nil {
+		if _, done := p.ended[ev.RunID]; done {
+			if !replay {
+				p.dead(ctx, "after-end", fmt.Errorf("runId %q, seq %d: the run has ended", ev.RunID, ev.Seq), data)
+			}
+			return
+		}
+		rs = &runState{run: p.eng.NewRun(ev.RunID), first: seq, next: 1, buffer: map[uint64]buffered{}}
+		p.runs[ev.RunID] = rs
+	}
+	rs.last = time.Now()
+	switch {
+	case ev.Seq < rs.next:
+		return // a duplicate: already applied
+	case ev.Seq > rs.next:
+		if _, dup := rs.buffer[ev.Seq]; dup {
+			return
+		}
+		if len(rs.buffer) >= p.w.opts.MaxBuffered {
+			if !replay {
+				p.dead(ctx, "seq-gap", fmt.Errorf("runId %q, seq %d: %d events already wait for seq %d", ev.RunID, ev.Seq, len(rs.buffer), rs.next), data)
+			}
+			return
+		}
+		rs.buffer[ev.Seq] = buffered{ev: ev, raw: data}
+		if rs.gapSince.IsZero() {
+			rs.gapSince = time.Now()
+		}
+		return
+	}
+	p.apply(ctx, ev.RunID, rs, ev, replay)
+	p.drain(ctx, ev.RunID, rs, replay)
+}
+
+// resume is the end of replay: runs the checkpoint had moved past a gap
+// move past it again, without repeating what was already reported.
+func (p *partition) resume() {
+	for id, m := range p.marks {
+		if rs := p.runs[id]; rs != nil && rs.next < m.Next {
+			rs.next = m.Next
+			p.drain(context.Background(), id, rs, true)
+		}
+	}
+	p.marks = nil
+}
+
+func (p *partition) decode(data []byte) (*schema.Event, string, error) {
+	if len(data) > p.w.opts.MaxEventBytes {
+		return nil, "too-large", fmt.Errorf("event of %d bytes: the limit is %d", len(data), p.w.opts.MaxEventBytes)
+	}
+	var ev schema.Event
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&ev); err != nil {
+		return nil, "malformed", err
+	}
+	if err := ev.Validate(); err != nil {
+		reason := "invalid"
+		if errors.Is(err, schema.ErrUnknownType) {
+			reason = "unknown-type"
+		}
+		return nil, reason, err
+	}
+	return &ev, "", nil
+}
+
+// apply feeds an in-order event to its run and publishes the verdicts.
+func (p *partition) apply(ctx context.Context, runID string, rs *runState, ev *schema.Event, replay bool) {
+	vs, err := rs.run.Add(ev)
+	rs.next = ev.Seq + 1
+	if err != nil {
+		if !replay {
+			raw, _ := json.Marshal(ev)
+			p.dead(ctx, "after-end", fmt.Errorf("runId %q, seq %d: %w", runID, ev.Seq, err), raw)
+		}
+		return
+	}
+	if !replay {
+		p.send(ctx, vs)
+	}
+	if rs.run.Ended() {
+		p.end(runID)
+	}
+}
+
+// drain applies the buffered events that are next in line.
+func (p *partition) drain(ctx context.Context, runID string, rs *runState, replay bool) {
+	for p.runs[runID] == rs {
+		b, ok := rs.buffer[rs.next]
+		if !ok {
+			break
+		}
+		delete(rs.buffer, rs.next)
+		p.apply(ctx, runID, rs, b.ev, replay)
+	}
+	if p.runs[runID] != rs { // the run ended: what still waits comes after its end
+		for seq, b := range rs.buffer {
+			if !replay {
+				p.dead(ctx, "after-end", fmt.Errorf("runId %q, seq %d: the run has ended", runID, seq), b.raw)
+			}
+			delete(rs.buffer, seq)
+		}
+	}
+	if len(rs.buffer) == 0 {
+		rs.gapSince = time.Time{}
+	}
+}
+
+// sweep ends idle runs and gives up on gaps that did not close in time.
+func (p *partition) sweep(ctx context.Context) {
+	if p.marks != nil {
+		return // still restoring
+	}
+	now := time.Now()
+	for id, rs := range p.runs {
+		switch {
+		case !rs.gapSince.IsZero() && now.Sub(rs.gapSince) >= p.w.opts.GapTimeout:
+			p.skipGap(ctx, id, rs)
+		case len(rs.buffer) == 0 && now.Sub(rs.last) >= p.w.opts.IdleAfter:
+			p.send(ctx, rs.run.End())
+			p.end(id)
+		}
+	}
+}
+
+// maxEnded bounds the ended runs a partition remembers, to refuse events
+// that arrive after their run ended; the oldest are forgotten first.
+const maxEnded = 10_000
+
+// end removes an ended run and remembers that it ended.
+func (p *partition) end(runID string) {
+	delete(p.runs, runID)
+	p.ended[runID] = struct{}{}
+	p.endedOrder = append(p.endedOrder, runID)
+	for len(p.endedOrder) > maxEnded {
+		delete(p.ended, p.endedOrder[0])
+		p.endedOrder = p.endedOrder[1:]
+	}
+}
+
+// StreamIntegrity is the built-in rule a gap violates: a run whose events
+// did not arrive gap-free within the gap timeout.
+const StreamIntegrity = "ponens.stream_integrity"
+
+func (p *partition) skipGap(ctx context.Context, id string, rs *runState) {
+	keys := make([]uint64, 0, len(rs.buffer))
+	for s := range rs.buffer {
+		keys = append(keys, s)
+	}
+	slices.Sort(keys)
+	missing := rs.next
+	first := rs.buffer[keys[0]]
+	gapErr := fmt.Errorf("runId %q: seq %d to %d never arrived within %s; continuing at seq %d", id, missing, keys[0]-1, p.w.opts.GapTimeout, keys[0])
+	p.dead(ctx, "seq-gap", gapErr, first.raw)
+	v := schema.VerdictEvent{RunID: id, Seq: keys[0], Rule: schema.RuleRef{ID: StreamIntegrity, Description: "events of a run arrive gap-free"},
+		Status: schema.StatusViolated, Mode: schema.ModeObserve, Cause: &schema.Cause{Event: *first.ev, Subformula: "gap-free"}}
+	p.send(ctx, []schema.VerdictEvent{v})
+	rs.next = keys[0]
+	p.drain(ctx, id, rs, false)
+}
+
+func (p *partition) dead(ctx context.Context, reason string, err error, data []byte) {
+	if derr := p.w.opts.DeadLetter(ctx, reason, err, data); derr != nil {
+		p.fail(fmt.Errorf("dead letter (%s: %v): %w", reason, err, derr))
+	}
+}
+
+// send publishes verdicts to the verdicts stream, each with its message id
+// so that a replay after a crash stores nothing twice.
+func (p *partition) send(ctx context.Context, vs []schema.VerdictEvent) {
+	for i := range vs {
+		v := &vs[i]
+		data, err := json.Marshal(v)
+		if err != nil {
+			p.fail(err)
+			return
+		}
+		msg := nats.NewMsg(p.w.opts.Subjects.Verdict(p.k, v.RunID))
+		msg.Data = data
+		msg.Header.Set(jetstream.MsgIDHeader, schema.VerdictMsgID(v))
+		f, err := p.w.js.PublishMsgAsync(msg)
+		if err != nil {
+			p.fail(err)
+			return
+		}
+		p.pub = append(p.pub, f)
+	}
+}
+
+// checkpoint waits until every verdict sent is stored, stores the
+// checkpoint, then acks everything up to it: an event is acked only after
+// the verdicts it caused are stored.
+func (p *partition) checkpoint(ctx context.Context) error {
+	p.ckptAt = time.Now()
+	for _, f := range p.pub {
+		select {
+		case <-f.Ok():
+		case err := <-f.Err():
+			return fmt.Errorf("storing a verdict: %w", err)
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	p.pub = p.pub[:0]
+	if p.lastMsg == nil || p.marks != nil {
+		return nil
+	}
+	ck := checkpoint{Seq: p.lastSeq, Runs: make(map[string]runMark, len(p.runs)), Ended: p.endedOrder}
+	for id, rs := range p.runs {
+		ck.Runs[id] = runMark{First: rs.first, Next: rs.next}
+	}
+	data, err := json.Marshal(ck)
+	if err != nil {
+		return err
+	}
+	if _, err := p.w.checkpoints.Put(ctx, leaseKey(p.k), data); err != nil {
+		return err
+	}
+	if err := p.lastMsg.Ack(); err != nil {
+		return err
+	}
+	p.lastMsg = nil
+	return nil
+}
+
+// serveDecide answers decision requests for runs of this partition.
+func (p *partition) serveDecide(m *nats.Msg) {
+	var req struct {
+		RunID  string         `json:"runId"`
+		Action *schema.Action `json:"action"`
+	}
+	reply := func(v any) {
+		data, _ := json.Marshal(v)
+		_ = m.Respond(data)
+	}
+	if err := json.Unmarshal(m.Data, &req); err != nil || req.RunID == "" || req.Action == nil {
+		reply(map[string]string{"error": fmt.Sprintf("expected {\"runId\": …, \"action\": {…}}: %v", err)})
+		return
+	}
+	r := decideReq{runID: req.RunID, action: req.Action, reply: make(chan monitor.Decision, 1)}
+	select {
+	case p.decide <- r:
+		reply(<-r.reply)
+	case <-p.done:
+		reply(map[string]string{"error": "partition moved; retry"})
+	case <-time.After(5 * time.Second):
+		reply(map[string]string{"error": "partition busy; retry"})
+	}
+}
+
+func (p *partition) answer(req decideReq) monitor.Decision {
+	rs := p.runs[req.runID]
+	if rs == nil {
+		return p.eng.NewRun(req.runID).Decide(req.action)
+	}
+	return rs.run.Decide(req.action)
+}

@@ -1,0 +1,307 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/ponens/ponens/policy/ruleset"
+	"github.com/ponens/ponens/schema"
+)
+
+// Options configure a worker. Zero durations and sizes take the defaults of
+// DefaultOptions.
+type Options struct {
+	// ID names the worker among the live ones; it must be unique.
+	ID       string
+	Subjects schema.Subjects
+	Rules    *ruleset.Set
+
+	// LeaseTTL is how long a lease or a membership outlives the last
+	// renewal: a dead worker's partitions move after about this long.
+	LeaseTTL time.Duration
+	// CheckpointEvery is how often a partition stores its checkpoint and
+	// acks what it covers.
+	CheckpointEvery time.Duration
+	// IdleAfter ends a run with no event for this long, as ended without
+	// run.finish.
+	IdleAfter time.Duration
+	// GapTimeout is how long a run waits for a missing seq before the gap
+	// becomes a dead letter and an error verdict and the run moves on.
+	GapTimeout time.Duration
+	// MaxBuffered bounds the out-of-order events held per run.
+	MaxBuffered int
+	// MaxEventBytes bounds an event; a larger one is a dead letter.
+	MaxEventBytes int
+	// FetchBatch is how many messages a partition asks for at a time.
+	FetchBatch int
+
+	// DeadLetter receives every event the worker refuses, with a reason
+	// code (schema.HeaderReason values) and the error naming the field.
+	DeadLetter func(ctx context.Context, reason string, err error, payload []byte) error
+	Logger     *slog.Logger
+}
+
+// DefaultOptions returns the defaults of every tunable.
+func DefaultOptions() Options {
+	return Options{
+		Subjects:        schema.Subjects{Prefix: schema.DefaultPrefix, Partitions: 16},
+		LeaseTTL:        3 * time.Second,
+		CheckpointEvery: 250 * time.Millisecond,
+		IdleAfter:       10 * time.Minute,
+		GapTimeout:      5 * time.Second,
+		MaxBuffered:     1024,
+		MaxEventBytes:   1 << 20,
+		FetchBatch:      256,
+	}
+}
+
+func (o *Options) fill() {
+	d := DefaultOptions()
+	if o.Subjects.Prefix == "" {
+		o.Subjects.Prefix = d.Subjects.Prefix
+	}
+	if o.Subjects.Partitions == 0 {
+		o.Subjects.Partitions = d.Subjects.Partitions
+	}
+	for _, f := range []struct{ v, d *time.Duration }{
+		{&o.LeaseTTL, &d.LeaseTTL}, {&o.CheckpointEvery, &d.CheckpointEvery},
+		{&o.IdleAfter, &d.IdleAfter}, {&o.GapTimeout, &d.GapTimeout},
+	} {
+		if *f.v == 0 {
+			*f.v = *f.d
+		}
+	}
+	for _, f := range []struct{ v, d *int }{
+		{&o.MaxBuffered, &d.MaxBuffered}, {&o.MaxEventBytes, &d.MaxEventBytes}, {&o.FetchBatch, &d.FetchBatch},
+	} {
+		if *f.v == 0 {
+			*f.v = *f.d
+		}
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.DeadLetter == nil {
+		o.DeadLetter = func(context.Context, string, error, []byte) error {
+			return errors.New("no dead-letter sink configured")
+		}
+	}
+}
+
+// KV bucket names, under the subjects' prefix.
+func bucket(prefix, name string) string { return prefix + "_" + name }
+
+// Worker owns a share of the partitions and runs the monitor on each. It is
+// safe to call Owned from any goroutine while Run runs.
+type Worker struct {
+	opts Options
+	nc   *nats.Conn
+	js   jetstream.JetStream
+
+	members, leases, checkpoints jetstream.KeyValue
+
+	mu    sync.Mutex
+	owned map[int]*partition
+}
+
+// New prepares a worker; Run starts it.
+func New(nc *nats.Conn, js jetstream.JetStream, opts Options) (*Worker, error) {
+	opts.fill()
+	if opts.ID == "" {
+		return nil, errors.New("worker: an ID is required")
+	}
+	if opts.Rules == nil {
+		return nil, errors.New("worker: a rule set is required")
+	}
+	return &Worker{opts: opts, nc: nc, js: js, owned: map[int]*partition{}}, nil
+}
+
+// Owned returns the partitions the worker owns now, sorted.
+func (w *Worker) Owned() []int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make([]int, 0, len(w.owned))
+	for k := range w.owned {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Run takes part in the fleet until ctx ends: it keeps its membership
+// alive, takes the partitions rendezvous hashing gives it over the live
+// workers (moving them when workers join or leave), and processes them.
+// When ctx ends it checkpoints and releases every partition.
+func (w *Worker) Run(ctx context.Context) error {
+	if err := w.buckets(ctx); err != nil {
+		return err
+	}
+	tick := time.NewTicker(w.opts.LeaseTTL / 3)
+	defer tick.Stop()
+	defer w.releaseAll()
+	for {
+		if err := w.balance(ctx); err != nil && ctx.Err() == nil {
+			w.opts.Logger.Warn("worker: balance", "worker", w.opts.ID, "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+	}
+}
+
+func (w *Worker) buckets(ctx context.Context) error {
+	p := w.opts.Subjects.Prefix
+	var err error
+	mk := func(name string, ttl time.Duration) jetstream.KeyValue {
+		if err != nil {
+			return nil
+		}
+		var kv jetstream.KeyValue
+		kv, err = w.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: bucket(p, name), TTL: ttl})
+		return kv
+	}
+	w.members = mk("workers", w.opts.LeaseTTL)
+	w.leases = mk("leases", w.opts.LeaseTTL)
+	w.checkpoints = mk("checkpoints", 0)
+	if err != nil {
+		return fmt.Errorf("worker: key-value buckets: %w", err)
+	}
+	return nil
+}
+
+// balance renews the membership and the owned leases, then gives up the
+// partitions another worker should have and takes the free ones this one
+// should have.
+func (w *Worker) balance(ctx context.Context) error {
+	if _, err := w.members.Put(ctx, w.opts.ID, []byte(time.Now().UTC().Format(time.RFC3339Nano))); err != nil {
+		return err
+	}
+	live, err := w.liveMembers(ctx)
+	if err != nil {
+		return err
+	}
+	for k := range w.opts.Subjects.Partitions {
+		want := rendezvous(live, k) == w.opts.ID
+		w.mu.Lock()
+		p := w.owned[k]
+		w.mu.Unlock()
+		switch {
+		case p != nil && p.failed():
+			w.stopPartition(k, p, false)
+		case p != nil && !want:
+			w.stopPartition(k, p, true)
+		case p != nil:
+			if err := p.renew(ctx); err != nil {
+				w.opts.Logger.Warn("worker: lease lost", "partition", k, "err", err)
+				w.stopPartition(k, p, false)
+			}
+		case want:
+			if err := w.startPartition(ctx, k); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
+				w.opts.Logger.Warn("worker: take partition", "partition", k, "err", err)
+			}
+		}
+	}
+	return nil
+}
+
+func (w *Worker) liveMembers(ctx context.Context) ([]string, error) {
+	keys, err := w.members.Keys(ctx)
+	if errors.Is(err, jetstream.ErrNoKeysFound) {
+		return []string{w.opts.ID}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !slices.Contains(keys, w.opts.ID) {
+		keys = append(keys, w.opts.ID)
+	}
+	return keys, nil
+}
+
+// rendezvous picks the member with the highest hash of (member, k): every
+// worker computes the same owner from the same membership, and a change of
+// membership moves only the partitions of the worker that came or went.
+func rendezvous(members []string, k int) string {
+	best, bestHash := "", uint64(0)
+	for _, m := range members {
+		h := fnv.New64a()
+		h.Write([]byte(m))
+		h.Write([]byte{0})
+		h.Write([]byte(strconv.Itoa(k)))
+		if v := mix(h.Sum64()); best == "" || v > bestHash || v == bestHash && m < best {
+			best, bestHash = m, v
+		}
+	}
+	return best
+}
+
+// mix is MurmurHash3's 64-bit finaliser: FNV alone leaves the high bits of
+// "w0/3" and "w1/3" too alike for a fair spread.
+func mix(h uint64) uint64 {
+	h ^= h >> 33
+	h *= 0xff51afd7ed558ccd
+	h ^= h >> 33
+	h *= 0xc4ceb9fe1a85ec53
+	h ^= h >> 33
+	return h
+}
+
+func leaseKey(k int) string { return "p" + strconv.Itoa(k) }
+
+func (w *Worker) startPartition(ctx context.Context, k int) error {
+	rev, err := w.leases.Create(ctx, leaseKey(k), []byte(w.opts.ID))
+	if err != nil {
+		return err
+	}
+	p, err := newPartition(ctx, w, k, rev)
+	if err != nil {
+		_ = w.leases.Delete(ctx, leaseKey(k), jetstream.LastRevision(rev))
+		return err
+	}
+	w.mu.Lock()
+	w.owned[k] = p
+	w.mu.Unlock()
+	w.opts.Logger.Info("worker: took partition", "worker", w.opts.ID, "partition", k)
+	return nil
+}
+
+// stopPartition stops processing k and releases its lease, so that the
+// next owner starts at once (from the last checkpoint, which replay makes
+// exact). A graceful stop first writes a last checkpoint.
+func (w *Worker) stopPartition(k int, p *partition, graceful bool) {
+	p.stop(graceful)
+	w.mu.Lock()
+	delete(w.owned, k)
+	w.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), w.opts.LeaseTTL)
+	defer cancel()
+	_ = w.leases.Delete(ctx, leaseKey(k), jetstream.LastRevision(p.leaseRev()))
+	w.opts.Logger.Info("worker: gave up partition", "worker", w.opts.ID, "partition", k, "graceful", graceful)
+}
+
+func (w *Worker) releaseAll() {
+	w.mu.Lock()
+	owned := make(map[int]*partition, len(w.owned))
+	for k, p := range w.owned {
+		owned[k] = p
+	}
+	w.mu.Unlock()
+	for k, p := range owned {
+		w.stopPartition(k, p, true)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), w.opts.LeaseTTL)
+	defer cancel()
+	_ = w.members.Delete(ctx, w.opts.ID)
+}

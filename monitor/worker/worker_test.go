@@ -1,0 +1,478 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/ponens/ponens/internal/gen"
+	"github.com/ponens/ponens/monitor"
+	"github.com/ponens/ponens/policy/ruleset"
+	"github.com/ponens/ponens/schema"
+)
+
+const testPartitions = 8
+
+// quiet drops the workers' logs: the tests assert on what they do.
+var quiet = slog.New(slog.DiscardHandler)
+
+var subjects = schema.Subjects{Prefix: "ponens", Partitions: testPartitions}
+
+// startJS starts an in-process JetStream server on a loopback port with the
+// streams of the pipeline.
+func startJS(t *testing.T) (*nats.Conn, jetstream.JetStream) {
+	t.Helper()
+	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats server not ready")
+	}
+	t.Cleanup(s.Shutdown)
+	nc, err := nats.Connect(s.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, cfg := range []jetstream.StreamConfig{
+		{Name: schema.StreamEvents, Subjects: []string{subjects.EventsIn()}, Duplicates: 10 * time.Minute,
+			SubjectTransform: &jetstream.SubjectTransformConfig{Source: subjects.EventsIn(), Destination: subjects.PartitionTransform()}},
+		{Name: schema.StreamVerdicts, Subjects: []string{subjects.VerdictsIn()}, Duplicates: 10 * time.Minute},
+		{Name: schema.StreamDeadLetter, Subjects: []string{subjects.DeadLettersIn()}},
+	} {
+		if _, err := js.CreateStream(ctx, cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return nc, js
+}
+
+func connect(t *testing.T, url string) (*nats.Conn, jetstream.JetStream) {
+	t.Helper()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, _ := jetstream.New(nc)
+	return nc, js
+}
+
+func deadLetters(js jetstream.JetStream) func(context.Context, string, error, []byte) error {
+	return func(ctx context.Context, reason string, err error, payload []byte) error {
+		msg := nats.NewMsg(subjects.DeadLetter(reason))
+		msg.Header.Set(schema.HeaderReason, reason)
+		msg.Header.Set(schema.HeaderError, err.Error())
+		msg.Header.Set(schema.HeaderSource, "worker")
+		msg.Data = payload
+		_, perr := js.PublishMsg(ctx, msg)
+		return perr
+	}
+}
+
+func rules(t *testing.T) *ruleset.Set {
+	t.Helper()
+	set, probs := ruleset.Load("../../examples/rules")
+	if probs != nil {
+		t.Fatal(probs)
+	}
+	set.Enforce = true
+	return set
+}
+
+func publish(t *testing.T, js jetstream.JetStream, ev *schema.Event, msgID string) {
+	t.Helper()
+	data, _ := json.Marshal(ev)
+	msg := nats.NewMsg(subjects.Event(ev.RunID))
+	msg.Data = data
+	msg.Header.Set(jetstream.MsgIDHeader, msgID)
+	if _, err := js.PublishMsg(context.Background(), msg); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// fleet makes n random runs; runs are interleaved, some events of some runs
+// are swapped with their successor and some are published twice.
+func fleet(n int) (runs [][]schema.Event, order []*schema.Event, dups []*schema.Event) {
+	r := rand.New(rand.NewPCG(42, 1))
+	for i := range n {
+		runs = append(runs, gen.Run(r, fmt.Sprintf("run/%d", i), gen.RunConfig{MaxActions: 10}))
+	}
+	cursor := make([]int, n)
+	for {
+		live := []int{}
+		for i := range runs {
+			if cursor[i] < len(runs[i]) {
+				live = append(live, i)
+			}
+		}
+		if len(live) == 0 {
+			break
+		}
+		i := live[r.IntN(len(live))]
+		evs := runs[i]
+		c := cursor[i]
+		if c+1 < len(evs) && r.IntN(8) == 0 { // out of order
+			order = append(order, &evs[c+1], &evs[c])
+			cursor[i] += 2
+			continue
+		}
+		order = append(order, &evs[c])
+		if r.IntN(10) == 0 {
+			dups = append(dups, &evs[c])
+		}
+		cursor[i]++
+	}
+	return runs, order, dups
+}
+
+// expected is each run's verdict stream from a local monitor: what the
+// fleet must store.
+func expected(t *testing.T, set *ruleset.Set, runs [][]schema.Event) map[string][]string {
+	eng, errs := monitor.NewEngine(set)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	out := map[string][]string{}
+	for _, evs := range runs {
+		if len(evs) == 0 {
+			continue
+		}
+		run := eng.NewRun(evs[0].RunID)
+		for i := range evs {
+			vs, err := run.Add(&evs[i])
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, v := range vs {
+				out[v.RunID] = append(out[v.RunID], line(v))
+			}
+		}
+		if !run.Ended() {
+			for _, v := range run.End() {
+				out[v.RunID] = append(out[v.RunID], line(v))
+			}
+		}
+	}
+	return out
+}
+
+func line(v schema.VerdictEvent) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// stored reads the verdicts stream, per run in stream order.
+func stored(t *testing.T, js jetstream.JetStream) (map[string][]string, int) {
+	t.Helper()
+	ctx := context.Background()
+	c, err := js.OrderedConsumer(ctx, schema.StreamVerdicts, jetstream.OrderedConsumerConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, _ := js.Stream(ctx, schema.StreamVerdicts)
+	total := int(info.CachedInfo().State.Msgs)
+	out := map[string][]string{}
+	for i := 0; i < total; i++ {
+		m, err := c.Next(jetstream.FetchMaxWait(5 * time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v schema.VerdictEvent
+		if err := json.Unmarshal(m.Data(), &v); err != nil {
+			t.Fatal(err)
+		}
+		out[v.RunID] = append(out[v.RunID], line(v))
+	}
+	return out, total
+}
+
+// waitFor polls cond until it holds or the time is up.
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func verdictCount(js jetstream.JetStream) int {
+	info, err := js.Stream(context.Background(), schema.StreamVerdicts)
+	if err != nil {
+		return -1
+	}
+	return int(info.CachedInfo().State.Msgs)
+}
+
+func startWorker(t *testing.T, nc *nats.Conn, js jetstream.JetStream, id string, set *ruleset.Set) (*Worker, context.CancelFunc, chan struct{}) {
+	t.Helper()
+	w, err := New(nc, js, Options{ID: id, Subjects: subjects, Rules: set, LeaseTTL: time.Second, Logger: quiet,
+		CheckpointEvery: 50 * time.Millisecond, IdleAfter: 400 * time.Millisecond, GapTimeout: 300 * time.Millisecond,
+		DeadLetter: deadLetters(js)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = w.Run(ctx) }()
+	return w, cancel, done
+}
+
+func total(m map[string][]string) int {
+	n := 0
+	for _, v := range m {
+		n += len(v)
+	}
+	return n
+}
+
+// TestEndToEnd: events of many runs, interleaved, partly out of order and
+// partly duplicated, published across the partitions, give exactly the
+// verdict streams a local `ponens check` gives.
+func TestEndToEnd(t *testing.T) {
+	nc, js := startJS(t)
+	set := rules(t)
+	runs, order, dups := fleet(40)
+	want := expected(t, set, runs)
+	for _, ev := range order {
+		publish(t, js, ev, schema.EventMsgID(ev.RunID, ev.Seq))
+	}
+	for _, ev := range dups { // same event, another message id: the worker drops it
+		publish(t, js, ev, "again:"+schema.EventMsgID(ev.RunID, ev.Seq))
+	}
+	_, cancel, done := startWorker(t, nc, js, "w1", set)
+	waitFor(t, 20*time.Second, "all verdicts", func() bool { return verdictCount(js) >= total(want) })
+	time.Sleep(600 * time.Millisecond) // anything extra would show up now
+	cancel()
+	<-done
+	got, n := stored(t, js)
+	if n != total(want) {
+		t.Errorf("stored %d verdicts, want %d", n, total(want))
+	}
+	for id, w := range want {
+		if !slices.Equal(got[id], w) {
+			t.Errorf("run %s: verdicts differ\n got %v\nwant %v", id, got[id], w)
+		}
+	}
+}
+
+// TestCrashAndTakeover: a worker dies mid-stream without a last checkpoint
+// (its connection is cut); another takes its partitions after the lease
+// expires, restores the open runs from the checkpoint, and the verdicts
+// stream ends up exactly as after an uninterrupted run.
+func TestCrashAndTakeover(t *testing.T) {
+	nc, js := startJS(t)
+	set := rules(t)
+	runs, order, _ := fleet(40)
+	want := expected(t, set, runs)
+	half := len(order) / 2
+	for _, ev := range order[:half] {
+		publish(t, js, ev, schema.EventMsgID(ev.RunID, ev.Seq))
+	}
+	ncA, jsA := connect(t, nc.ConnectedUrl())
+	_, cancelA, doneA := startWorker(t, ncA, jsA, "a", set)
+	waitFor(t, 10*time.Second, "worker a to process half", func() bool { return verdictCount(js) > 0 })
+	time.Sleep(300 * time.Millisecond) // some checkpoints, some verdicts after them
+	ncA.Close()                        // crash: nothing more is acked, checkpointed or released
+	cancelA()
+	<-doneA
+	for _, ev := range order[half:] {
+		publish(t, js, ev, schema.EventMsgID(ev.RunID, ev.Seq))
+	}
+	ncB, jsB := connect(t, nc.ConnectedUrl())
+	_, cancelB, doneB := startWorker(t, ncB, jsB, "b", set)
+	waitFor(t, 30*time.Second, "all verdicts", func() bool { return verdictCount(js) >= total(want) })
+	time.Sleep(600 * time.Millisecond)
+	cancelB()
+	<-doneB
+	got, n := stored(t, js)
+	if n != total(want) {
+		t.Errorf("stored %d verdicts, want %d (lost or duplicated)", n, total(want))
+	}
+	for id, w := range want {
+		if !slices.Equal(got[id], w) {
+			t.Errorf("run %s: verdicts differ\n got %v\nwant %v", id, got[id], w)
+		}
+	}
+}
+
+// TestRebalance: a second and a third worker take their share of the
+// partitions; when they stop, the first owns everything again.
+func TestRebalance(t *testing.T) {
+	nc, _ := startJS(t)
+	set := rules(t)
+	var ws []*Worker
+	var cancels []context.CancelFunc
+	var dones []chan struct{}
+	for i := range 3 {
+		c, j := connect(t, nc.ConnectedUrl())
+		w, cancel, done := startWorker(t, c, j, fmt.Sprintf("w%d", i), set)
+		ws, cancels, dones = append(ws, w), append(cancels, cancel), append(dones, done)
+		n := i + 1
+		waitFor(t, 15*time.Second, fmt.Sprintf("%d workers to share the partitions", n), func() bool {
+			var all []int
+			for _, w := range ws {
+				owned := w.Owned()
+				if len(owned) == 0 {
+					return false
+				}
+				all = append(all, owned...)
+			}
+			slices.Sort(all)
+			return len(all) == testPartitions && len(slices.Compact(all)) == testPartitions
+		})
+	}
+	for i := 2; i >= 1; i-- {
+		cancels[i]()
+		<-dones[i]
+	}
+	waitFor(t, 15*time.Second, "the first worker to own every partition", func() bool { return len(ws[0].Owned()) == testPartitions })
+	cancels[0]()
+	<-dones[0]
+}
+
+// TestBadInputAndGaps: malformed events, unknown types and events after the
+// end go to the dead-letter stream with their reason; a gap that does not
+// close becomes a dead letter and a stream-integrity verdict, and the run
+// goes on.
+func TestBadInputAndGaps(t *testing.T) {
+	nc, js := startJS(t)
+	set := rules(t)
+	ctx := context.Background()
+	raw := func(runID, body string) {
+		msg := nats.NewMsg(subjects.Event(runID))
+		msg.Data = []byte(body)
+		if _, err := js.PublishMsg(ctx, msg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ts := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	ev := func(run string, seq uint64, typ schema.EventType, a *schema.Action) *schema.Event {
+		e := &schema.Event{V: 1, RunID: run, Seq: seq, TS: ts, Type: typ, Action: a}
+		if typ == schema.TypeRunStart {
+			e.Start = &schema.RunStart{}
+		}
+		return e
+	}
+	raw("bad", `{"v":1,"runId":"bad"`)
+	raw("bad", `{"v":1,"runId":"bad","seq":1,"ts":"2026-01-01T00:00:00Z","type":"party"}`)
+	publish(t, js, ev("g", 1, schema.TypeRunStart, nil), "g1")
+	publish(t, js, ev("g", 2, schema.TypeAction, &schema.Action{ID: 1, Type: "GitCommit"}), "g2")
+	publish(t, js, ev("g", 5, schema.TypeAction, &schema.Action{ID: 4, Type: "RunTests", Status: "completed"}), "g5")
+	publish(t, js, ev("g", 6, schema.TypeRunFinish, nil), "g6")
+	publish(t, js, ev("g", 7, schema.TypeAction, &schema.Action{ID: 5, Type: "EditFile"}), "g7")
+	_, cancel, done := startWorker(t, nc, js, "w", set)
+	defer func() { cancel(); <-done }()
+
+	reasons := func() []string {
+		info, err := js.Stream(ctx, schema.StreamDeadLetter)
+		if err != nil || info.CachedInfo().State.Msgs < 4 {
+			return nil
+		}
+		c, _ := js.OrderedConsumer(ctx, schema.StreamDeadLetter, jetstream.OrderedConsumerConfig{})
+		var out []string
+		for range info.CachedInfo().State.Msgs {
+			m, err := c.Next(jetstream.FetchMaxWait(time.Second))
+			if err != nil {
+				return nil
+			}
+			out = append(out, m.Headers().Get(schema.HeaderReason)+": "+m.Headers().Get(schema.HeaderError))
+		}
+		return out
+	}
+	var got []string
+	waitFor(t, 10*time.Second, "four dead letters", func() bool {
+		got = reasons()
+		return got != nil
+	})
+	joined := strings.Join(got, "\n")
+	for _, want := range []string{"malformed: ", "unknown-type: ", `seq-gap: runId "g": seq 3 to 4 never arrived`, `after-end: runId "g", seq 7: the run has ended`} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("dead letters lack %q:\n%s", want, joined)
+		}
+	}
+	all, _ := stored(t, js)
+	var integrity bool
+	for _, l := range all["g"] {
+		integrity = integrity || strings.Contains(l, StreamIntegrity)
+	}
+	if !integrity {
+		t.Errorf("no %s verdict for run g: %v", StreamIntegrity, all["g"])
+	}
+}
+
+// TestDecideOverNATS: the owner of a run's partition answers decision
+// requests with the run's state.
+func TestDecideOverNATS(t *testing.T) {
+	nc, js := startJS(t)
+	set := rules(t)
+	ts := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	publish(t, js, &schema.Event{V: 1, RunID: "d", Seq: 1, TS: ts, Type: schema.TypeRunStart, Start: &schema.RunStart{}}, "d1")
+	publish(t, js, &schema.Event{V: 1, RunID: "d", Seq: 2, TS: ts, Type: schema.TypeAction, Action: &schema.Action{ID: 1, Type: "RunTests", Status: "completed"}}, "d2")
+	w, cancel, done := startWorker(t, nc, js, "w", set)
+	defer func() { cancel(); <-done }()
+	waitFor(t, 10*time.Second, "the partition to be owned", func() bool { return len(w.Owned()) == testPartitions })
+	ask := func(run string, a schema.Action) monitor.Decision {
+		body, _ := json.Marshal(map[string]any{"runId": run, "action": a})
+		var d monitor.Decision
+		waitFor(t, 10*time.Second, "an answer", func() bool {
+			m, err := nc.Request(subjects.Decide(subjects.PartitionOf(run)), body, 2*time.Second)
+			return err == nil && json.Unmarshal(m.Data, &d) == nil && d.Decision != ""
+		})
+		return d
+	}
+	waitFor(t, 10*time.Second, "the run's tests to be seen", func() bool {
+		return ask("d", schema.Action{ID: 2, Type: "GitCommit"}).Decision == "allow"
+	})
+	if d := ask("fresh", schema.Action{ID: 1, Type: "GitCommit"}); d.Decision != "deny" || *d.Rule != "tests_before_commit" {
+		t.Errorf("commit on a fresh run: %+v", d)
+	}
+	if d := ask("d", schema.Action{ID: 2, Type: "ToolCall", Capability: "file.write", Payload: json.RawMessage(`{"path":".env"}`)}); d.Decision != "deny" || *d.Source != "policy.md" {
+		t.Errorf(".env write: %+v", d)
+	}
+}
+
+// TestRendezvous: each of several workers gets a fair share, and a worker
+// joining takes partitions only for itself (no partition moves between the
+// workers that stay).
+func TestRendezvous(t *testing.T) {
+	const parts = 256
+	members := []string{"w0", "w1", "w2"}
+	count := map[string]int{}
+	before := make([]string, parts)
+	for k := range parts {
+		before[k] = rendezvous(members, k)
+		count[before[k]]++
+	}
+	for _, m := range members {
+		if count[m] < parts/6 {
+			t.Errorf("%s owns %d of %d partitions: %v", m, count[m], parts, count)
+		}
+	}
+	joined := append(members, "w3")
+	for k := range parts {
+		if now := rendezvous(joined, k); now != before[k] && now != "w3" {
+			t.Errorf("partition %d moved from %s to %s when w3 joined", k, before[k], now)
+		}
+	}
+}
