@@ -1,0 +1,92 @@
+// Package alert is the alert stage: it consumes the VERDICTS stream on its
+// own durable consumer and announces every violation on the alerts subject
+// of its rule (<prefix>.alerts.<rule token>), where subscribers listen.
+// Because it reads the stream rather than the workers, it restarts
+// independently of them and misses nothing while it is down.
+package alert
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/ponens/ponens/schema"
+)
+
+// Dispatcher forwards violations from the verdicts stream to alert subjects.
+type Dispatcher struct {
+	nc       *nats.Conn
+	js       jetstream.JetStream
+	subjects schema.Subjects
+	durable  string
+}
+
+// New returns a dispatcher; durable names its consumer (one per deployment).
+func New(nc *nats.Conn, js jetstream.JetStream, subjects schema.Subjects, durable string) *Dispatcher {
+	return &Dispatcher{nc: nc, js: js, subjects: subjects, durable: durable}
+}
+
+// Alert is what an alert subject carries: the violated verdict and when the
+// dispatcher saw it.
+type Alert struct {
+	Verdict schema.VerdictEvent `json:"verdict"`
+	At      time.Time           `json:"at"`
+}
+
+// Run forwards alerts until ctx ends. Each verdict message is acked after
+// its alert was published; one that does not decode is logged and acked (it
+// cannot be an alert, and retrying it would not change that).
+func (d *Dispatcher) Run(ctx context.Context) error {
+	c, err := d.js.CreateOrUpdateConsumer(ctx, schema.StreamVerdicts, jetstream.ConsumerConfig{
+		Durable: d.durable, AckPolicy: jetstream.AckExplicitPolicy, FilterSubject: d.subjects.VerdictsIn(),
+	})
+	if err != nil {
+		return fmt.Errorf("alert: consumer: %w", err)
+	}
+	for ctx.Err() == nil {
+		batch, err := c.Fetch(256, jetstream.FetchMaxWait(100*time.Millisecond))
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("alert: fetch: %w", err)
+		}
+		for m := range batch.Messages() {
+			if err := d.forward(m.Data()); err != nil {
+				return err
+			}
+			if err := m.Ack(); err != nil {
+				return fmt.Errorf("alert: ack: %w", err)
+			}
+		}
+		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, jetstream.ErrNoMessages) && ctx.Err() == nil {
+			return fmt.Errorf("alert: fetch: %w", err)
+		}
+	}
+	return nil
+}
+
+func (d *Dispatcher) forward(data []byte) error {
+	var v schema.VerdictEvent
+	if err := json.Unmarshal(data, &v); err != nil {
+		slog.Warn("alert: a message of the verdicts stream is not a verdict", "err", err)
+		return nil
+	}
+	if v.Status != schema.StatusViolated {
+		return nil
+	}
+	payload, err := json.Marshal(Alert{Verdict: v, At: time.Now().UTC()})
+	if err != nil {
+		return err
+	}
+	if err := d.nc.Publish(d.subjects.Alert(v.Rule.ID), payload); err != nil {
+		return fmt.Errorf("alert: publish: %w", err)
+	}
+	return nil
+}

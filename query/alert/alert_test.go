@@ -1,0 +1,96 @@
+package alert
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/ponens/ponens/schema"
+)
+
+// TestDispatch: violations in the verdicts stream reach the alert subject
+// of their rule; other statuses do not; a dispatcher restarted later
+// delivers what arrived while it was down.
+func TestDispatch(t *testing.T) {
+	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		t.Fatal("not ready")
+	}
+	defer s.Shutdown()
+	nc, err := nats.Connect(s.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	subjects := schema.Subjects{Prefix: "ponens", Partitions: 4}
+	ctx := context.Background()
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: schema.StreamVerdicts, Subjects: []string{subjects.VerdictsIn()}}); err != nil {
+		t.Fatal(err)
+	}
+	alerts := make(chan *nats.Msg, 16)
+	sub, err := nc.ChanSubscribe(subjects.Prefix+".alerts.>", alerts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	put := func(rule string, st schema.VerdictStatus) {
+		v := schema.VerdictEvent{RunID: "r", Seq: 1, Rule: schema.RuleRef{ID: rule}, Status: st, Mode: schema.ModeDeny}
+		data, _ := json.Marshal(v)
+		if _, err := js.Publish(ctx, subjects.Verdict(0, "r"), data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("tests_before_commit", schema.StatusViolated)
+	put("tests_eventually", schema.StatusPending)
+	put("no.env/writes", schema.StatusViolated) // a rule id that needs encoding
+
+	run := func() context.CancelFunc {
+		c, cancel := context.WithCancel(ctx)
+		go func() { _ = New(nc, js, subjects, "alerts").Run(c) }()
+		return cancel
+	}
+	stop := run()
+	got := map[string]string{}
+	for range 2 {
+		select {
+		case m := <-alerts:
+			var a Alert
+			if err := json.Unmarshal(m.Data, &a); err != nil {
+				t.Fatal(err)
+			}
+			got[m.Subject] = a.Verdict.Rule.ID
+		case <-time.After(5 * time.Second):
+			t.Fatalf("alerts so far: %v", got)
+		}
+	}
+	if got[subjects.Alert("tests_before_commit")] != "tests_before_commit" || got[subjects.Alert("no.env/writes")] != "no.env/writes" {
+		t.Errorf("alerts %v", got)
+	}
+	stop()
+	select {
+	case m := <-alerts:
+		t.Errorf("unexpected alert %s", m.Data)
+	case <-time.After(300 * time.Millisecond):
+	}
+	put("late_rule", schema.StatusViolated) // while the dispatcher is down
+	stop = run()
+	defer stop()
+	select {
+	case m := <-alerts:
+		if m.Subject != subjects.Alert("late_rule") {
+			t.Errorf("late alert on %s", m.Subject)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the alert published while the dispatcher was down never came")
+	}
+}
