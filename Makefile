@@ -7,7 +7,7 @@ RACE_PKGS := ./monitor/... ./trace/... ./schema/... ./ingest/... ./sink/... ./qu
 FUZZTIME ?= 30s
 DIFF_CASES ?= 200000
 
-.PHONY: all deps build test test-race lint bench fuzz run clean
+.PHONY: all deps build test test-race lint bench fuzz run check-examples clean
 
 all: build
 
@@ -47,9 +47,13 @@ fuzz:
 	done
 	$(GO) test ./monitor/ -run TestDifferential -diff.cases=$(DIFF_CASES) -count=1
 
-## run: build and check the bundled example traces against the example rules
+## run: build, start `ponens serve` (embedded NATS JetStream, workers, alerts) with a demo fleet; Ctrl-C stops
 run: build
+	$(BIN) serve --rules examples/rules --demo
+
+## check-examples: check the bundled example traces against the example rules, offline
+check-examples: build
 	$(BIN) check --rules examples/rules --out examples/out examples/traces/*.json examples/traces/*.jsonl || test $$? -eq 1
 
 clean:
-	rm -rf bin examples/out
+	rm -rf bin examples/out data
