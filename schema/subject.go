@@ -1,10 +1,13 @@
 package schema
 
 import (
+	"bytes"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -120,3 +123,88 @@ const (
 	HeaderReason = "Ponens-Reason" // a stable code: malformed, invalid, unknown-type, too-large, seq-gap, seq-repeat, after-end
 	HeaderSource = "Ponens-Source" // where it came from: gateway, worker, publish
 )
+
+// HeaderTruncated is set on a dead letter whose body is only the first bytes
+// of what was refused (too large to keep whole); its value is the size of the
+// original input in bytes.
+const HeaderTruncated = "Ponens-Truncated"
+
+// Dead-letter reasons: the stable codes of HeaderReason, also the last token
+// of the dead-letter subject (Subjects.DeadLetter).
+const (
+	ReasonMalformed   = "malformed"    // not well-formed JSON
+	ReasonInvalid     = "invalid"      // well-formed, but a field is missing, unknown or wrong
+	ReasonUnknownType = "unknown-type" // an event type this build does not know
+	ReasonTooLarge    = "too-large"    // an event or a request over its size limit
+	ReasonSeqGap      = "seq-gap"      // a run's seq skipped a number
+	ReasonSeqRepeat   = "seq-repeat"   // a run's seq did not increase
+	ReasonAfterEnd    = "after-end"    // an event after the run's terminal event
+)
+
+// Dead-letter sources: the values of HeaderSource.
+const (
+	SourceGateway = "gateway" // the HTTP ingest gateway
+	SourceWorker  = "worker"  // a monitor shard worker
+	SourcePublish = "publish" // the Go client or `ponens publish`
+)
+
+// DeadLetterReason classifies err, an error of this package (a *FieldError,
+// *DecodeError or DecodeErrors, possibly wrapped), as a dead-letter reason.
+// When err holds several problems the most basic one decides: malformed
+// JSON, then too large, unknown type, the ordering problems, and anything
+// else is invalid.
+func DeadLetterReason(err error) string {
+	for _, r := range []struct {
+		sentinel error
+		reason   string
+	}{
+		{ErrMalformedJSON, ReasonMalformed},
+		{ErrTooLarge, ReasonTooLarge},
+		{ErrUnknownType, ReasonUnknownType},
+		{ErrSeqGap, ReasonSeqGap},
+		{ErrSeqRepeat, ReasonSeqRepeat},
+		{ErrAfterEnd, ReasonAfterEnd},
+	} {
+		if errors.Is(err, r.sentinel) {
+			return r.reason
+		}
+	}
+	return ReasonInvalid
+}
+
+// EventMsgIDToken is the Nats-Msg-Id publishers set on an event: EventMsgID
+// with the run token (RunToken) in place of the runId. For a runId that is a
+// valid token, which is every common one, the two are the same. For the
+// others it keeps message ids distinct where EventMsgID would not survive
+// NATS header encoding: nats.go trims white space around header values and
+// turns CR and LF into spaces, so the runIds "a\n" and "a " (or " a" and
+// "a") would share a message id and the second run's events would be
+// dropped as duplicates.
+func EventMsgIDToken(runID string, seq uint64) string {
+	return RunToken(runID) + ":" + strconv.FormatUint(seq, 10)
+}
+
+// DecodeEvent decodes and validates one event, the JSON object in data, as
+// DecodeJSONL does each line but without the ordering checks, which need the
+// rest of the run; data may span several lines. name is used in errors.
+// When the event is refused the error is a DecodeErrors with every problem
+// found (the line and column within data, the field, the sentinel).
+//
+// (It lives here only because subject.go is the schema file the streaming
+// work may add to; its place is jsonl.go.)
+func DecodeEvent(name string, data []byte) (Event, error) {
+	data = bytes.TrimRight(data, " \t\r\n")
+	if len(bytes.TrimSpace(data)) == 0 {
+		return Event{}, DecodeErrors{newDecodeError(name, 1, 1, &FieldError{Err: ErrMalformedJSON, Expected: "an event object", Got: "nothing"})}
+	}
+	ev, problems := decodeEvent(data)
+	if len(problems) == 0 {
+		return ev, nil
+	}
+	errs := errorList{file: name}
+	for _, p := range problems {
+		line, col := lineCol(data, min(max(p.off, 0), len(data)))
+		errs.add(line, col, p.err)
+	}
+	return Event{}, errs.err()
+}

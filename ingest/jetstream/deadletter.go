@@ -1,0 +1,75 @@
+package jetstream
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/nats-io/nats.go"
+	natsjs "github.com/nats-io/nats.go/jetstream"
+
+	"github.com/ponens/ponens/schema"
+)
+
+// maxErrorHeader bounds the Ponens-Error header; longer messages are cut.
+const maxErrorHeader = 2048
+
+// defaultMaxDeadLetter is the payload limit when the connection's
+// max_payload is unknown.
+const defaultMaxDeadLetter = 1 << 20
+
+// reasonToken is what a reason must look like: one subject token.
+var reasonToken = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
+
+// DeadLetters sends refused inputs to the DEADLETTER stream, on
+// schema.Subjects.DeadLetter(reason), with the reason, the source and the
+// error in headers and the refused bytes as the body. It is safe for
+// concurrent use.
+type DeadLetters struct {
+	js       natsjs.JetStream
+	subjects schema.Subjects
+}
+
+// NewDeadLetters returns a DeadLetters publishing through js.
+func NewDeadLetters(js natsjs.JetStream, subjects schema.Subjects) *DeadLetters {
+	return &DeadLetters{js: js, subjects: subjects}
+}
+
+// Send stores payload as a dead letter and waits for the acknowledgement.
+// reason is a stable code (schema.ReasonMalformed, …; one subject token),
+// source says where it was refused (schema.SourceGateway, …), and err says
+// why and where (file, line, field). A payload larger than the server
+// accepts is cut to fit and marked with schema.HeaderTruncated, the
+// original size.
+func (d *DeadLetters) Send(ctx context.Context, reason, source string, err error, payload []byte) error {
+	if !reasonToken.MatchString(reason) {
+		return fmt.Errorf("dead letter: reason %q is not a lowercase subject token", reason)
+	}
+	msg := nats.NewMsg(d.subjects.DeadLetter(reason))
+	text := "(no error given)"
+	if err != nil {
+		text = strings.ReplaceAll(err.Error(), "\n", "; ")
+	}
+	if len(text) > maxErrorHeader {
+		text = text[:maxErrorHeader] + "…"
+	}
+	msg.Header.Set(schema.HeaderError, text)
+	msg.Header.Set(schema.HeaderReason, reason)
+	msg.Header.Set(schema.HeaderSource, source)
+	msg.Header.Set(natsjs.ExpectedStreamHeader, schema.StreamDeadLetter)
+	limit := int64(defaultMaxDeadLetter)
+	if nc := d.js.Conn(); nc != nil && nc.MaxPayload() > 0 {
+		limit = nc.MaxPayload() - headerSize(msg.Header) - 64 // room for the Truncated header
+	}
+	if int64(len(payload)) > limit {
+		msg.Header.Set(schema.HeaderTruncated, strconv.Itoa(len(payload)))
+		payload = payload[:max(limit, 0)]
+	}
+	msg.Data = payload
+	if _, err := d.js.PublishMsg(ctx, msg); err != nil {
+		return fmt.Errorf("dead letter %s: %w", reason, err)
+	}
+	return nil
+}

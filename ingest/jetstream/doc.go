@@ -1,0 +1,34 @@
+// Package jetstream is ponens's NATS JetStream side of ingest: the streams
+// (Provision), an in-process server for `ponens serve` and tests
+// (StartEmbedded), the Go publishing client agents use (Publisher) and the
+// dead-letter path (DeadLetters). Subject and stream names all come from
+// schema.Subjects, the contract the monitor workers read by.
+//
+// # Streams
+//
+//	EVENTS      <prefix>.events.<run token>, stored by the partition()
+//	            transform as <prefix>.events.p.<k>.<run token>; limits
+//	            retention, MaxAge, the duplicate window for Nats-Msg-Id
+//	VERDICTS    <prefix>.verdicts.>, its own duplicate window
+//	DEADLETTER  <prefix>.dlq.<reason>: headers Ponens-Error, Ponens-Reason,
+//	            Ponens-Source (and Ponens-Truncated), body the refused bytes
+//
+// The partition count of EVENTS is fixed once the stream exists: moving a
+// run to another partition would split its events between two workers, so
+// Provision refuses to change it.
+//
+// # Publishing
+//
+// A Publisher validates each event, publishes it asynchronously on
+// schema.Subjects.Event(runId) with Nats-Msg-Id schema.EventMsgIDToken(runId,
+// seq), keeps at most MaxInFlight events unacknowledged (Publish blocks when
+// that many are, which is the client's backpressure), and retries an event
+// whose acknowledgement timed out or whose publish failed for a transient
+// reason (disconnection, no stream responder, cluster unavailable) with the
+// same message id, so that JetStream stores it once however often it is
+// sent within the duplicate window. An acknowledgement that reports a
+// duplicate is a success.
+//
+// A retried event may be stored after events of its run that were published
+// later; workers order a run's events by seq, not by stream position.
+package jetstream

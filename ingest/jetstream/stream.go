@@ -1,0 +1,149 @@
+package jetstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"time"
+
+	natsjs "github.com/nats-io/nats.go/jetstream"
+
+	"github.com/ponens/ponens/schema"
+)
+
+// StreamConfig says how Provision sets up the streams.
+type StreamConfig struct {
+	// Prefix starts every subject (schema.DefaultPrefix when empty).
+	Prefix string
+	// Partitions is the fixed number of EVENTS partitions (>= 1).
+	Partitions int
+	// Duplicates is the EVENTS duplicate window: a message id seen within
+	// it is not stored again (2 minutes when 0).
+	Duplicates time.Duration
+	// VerdictDuplicates is the VERDICTS duplicate window (Duplicates when 0).
+	VerdictDuplicates time.Duration
+	// MaxAge drops messages older than it from every stream (0: keep them).
+	MaxAge time.Duration
+	// Replicas is the number of copies of each stream (1 when 0).
+	Replicas int
+	// Memory keeps the streams in memory instead of files.
+	Memory bool
+}
+
+// Subjects returns the subject names under the configured prefix.
+func (c StreamConfig) Subjects() schema.Subjects {
+	prefix := c.Prefix
+	if prefix == "" {
+		prefix = schema.DefaultPrefix
+	}
+	return schema.Subjects{Prefix: prefix, Partitions: c.Partitions}
+}
+
+// streams returns the configurations of EVENTS, VERDICTS and DEADLETTER.
+func (c StreamConfig) streams() []natsjs.StreamConfig {
+	s := c.Subjects()
+	dup := c.Duplicates
+	if dup == 0 {
+		dup = 2 * time.Minute
+	}
+	vdup := c.VerdictDuplicates
+	if vdup == 0 {
+		vdup = dup
+	}
+	replicas := max(c.Replicas, 1)
+	storage := natsjs.FileStorage
+	if c.Memory {
+		storage = natsjs.MemoryStorage
+	}
+	base := func(name, desc string, subjects ...string) natsjs.StreamConfig {
+		return natsjs.StreamConfig{
+			Name:        name,
+			Description: desc,
+			Subjects:    subjects,
+			Retention:   natsjs.LimitsPolicy,
+			Discard:     natsjs.DiscardOld,
+			MaxAge:      c.MaxAge,
+			Storage:     storage,
+			Replicas:    replicas,
+		}
+	}
+	events := base(schema.StreamEvents, "ponens trace events, partitioned by run", s.EventsIn())
+	events.Duplicates = dup
+	events.SubjectTransform = &natsjs.SubjectTransformConfig{Source: s.EventsIn(), Destination: s.PartitionTransform()}
+	verdicts := base(schema.StreamVerdicts, "ponens verdict transitions", s.VerdictsIn())
+	verdicts.Duplicates = vdup
+	dlq := base(schema.StreamDeadLetter, "ponens refused inputs, with the reason", s.DeadLettersIn())
+	return []natsjs.StreamConfig{events, verdicts, dlq}
+}
+
+// partitionArg finds N in "{{partition(N,…)}}".
+var partitionArg = regexp.MustCompile(`\{\{\s*[pP]artition\s*\(\s*(\d+)`)
+
+// ErrPartitionChange is what Provision returns, wrapped, when EVENTS exists
+// with another partition count or partition transform.
+var ErrPartitionChange = errors.New("the EVENTS partitioning cannot change")
+
+// Provision creates the EVENTS, VERDICTS and DEADLETTER streams, or updates
+// them to cfg when they exist; running it again with the same cfg changes
+// nothing. It refuses (ErrPartitionChange) to change the partition count or
+// subject transform of an existing EVENTS stream: runs would move between
+// partitions while workers hold their state. To repartition, drain the
+// workers, delete the stream and provision it anew.
+func Provision(ctx context.Context, js natsjs.JetStream, cfg StreamConfig) error {
+	if cfg.Partitions < 1 {
+		return fmt.Errorf("provision: partitions must be at least 1, got %d", cfg.Partitions)
+	}
+	for _, sc := range cfg.streams() {
+		st, err := js.Stream(ctx, sc.Name)
+		switch {
+		case errors.Is(err, natsjs.ErrStreamNotFound):
+			if _, err := js.CreateStream(ctx, sc); err != nil {
+				return fmt.Errorf("provision: create stream %s: %w", sc.Name, err)
+			}
+			continue
+		case err != nil:
+			return fmt.Errorf("provision: stream %s: %w", sc.Name, err)
+		}
+		if sc.Name == schema.StreamEvents {
+			if err := checkPartitions(st.CachedInfo().Config, sc); err != nil {
+				return err
+			}
+		}
+		if _, err := js.UpdateStream(ctx, sc); err != nil {
+			return fmt.Errorf("provision: update stream %s: %w", sc.Name, err)
+		}
+	}
+	return nil
+}
+
+// checkPartitions refuses to change the subject transform of EVENTS.
+func checkPartitions(have, want natsjs.StreamConfig) error {
+	var haveDest string
+	if have.SubjectTransform != nil {
+		haveDest = have.SubjectTransform.Destination
+	}
+	wantDest := want.SubjectTransform.Destination
+	if haveDest == wantDest {
+		return nil
+	}
+	if m := partitionArg.FindStringSubmatch(haveDest); m != nil {
+		if n, _ := strconv.Atoi(m[1]); n != partitionsOf(wantDest) {
+			return fmt.Errorf("provision: stream %s has %d partitions, the configuration asks for %d: %w (a run would move to another partition while a worker holds its state); keep nats.partitions at %d, or drain the workers and delete the stream to repartition",
+				schema.StreamEvents, n, partitionsOf(wantDest), ErrPartitionChange, n)
+		}
+	}
+	return fmt.Errorf("provision: stream %s stores events by the subject transform %q, the configuration asks for %q: %w",
+		schema.StreamEvents, haveDest, wantDest, ErrPartitionChange)
+}
+
+// partitionsOf returns N of a partition transform destination.
+func partitionsOf(dest string) int {
+	m := partitionArg.FindStringSubmatch(dest)
+	if m == nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
+}

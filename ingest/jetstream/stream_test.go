@@ -1,0 +1,108 @@
+package jetstream_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	natsjs "github.com/nats-io/nats.go/jetstream"
+
+	"github.com/ponens/ponens/ingest/jetstream"
+	"github.com/ponens/ponens/ingest/jetstream/jstest"
+	"github.com/ponens/ponens/schema"
+)
+
+func TestProvision(t *testing.T) {
+	_, _, js := jstest.Start(t)
+	cfg := jetstream.StreamConfig{Prefix: "acme.ponens", Partitions: 8, Duplicates: 10 * time.Minute, VerdictDuplicates: time.Hour, MaxAge: 168 * time.Hour}
+	for range 2 { // idempotent
+		provision(t, js, cfg)
+	}
+	want := map[string]struct {
+		subject string
+		dup     time.Duration
+	}{
+		schema.StreamEvents:     {"acme.ponens.events.*", 10 * time.Minute},
+		schema.StreamVerdicts:   {"acme.ponens.verdicts.>", time.Hour},
+		schema.StreamDeadLetter: {"acme.ponens.dlq.>", 0},
+	}
+	for name, w := range want {
+		s, err := js.Stream(ctxT(t), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := s.CachedInfo().Config
+		if len(c.Subjects) != 1 || c.Subjects[0] != w.subject || c.MaxAge != 168*time.Hour || c.Retention != natsjs.LimitsPolicy {
+			t.Errorf("%s: subjects %v, max age %s, retention %v", name, c.Subjects, c.MaxAge, c.Retention)
+		}
+		if w.dup != 0 && c.Duplicates != w.dup {
+			t.Errorf("%s: duplicate window %s, want %s", name, c.Duplicates, w.dup)
+		}
+		if name == schema.StreamEvents {
+			if c.SubjectTransform == nil || c.SubjectTransform.Destination != "acme.ponens.events.p.{{partition(8,1)}}.{{wildcard(1)}}" {
+				t.Errorf("EVENTS transform %+v", c.SubjectTransform)
+			}
+		}
+	}
+
+	// A changed window is applied; a changed partition count is refused.
+	cfg.Duplicates = 5 * time.Minute
+	provision(t, js, cfg)
+	s, _ := js.Stream(ctxT(t), schema.StreamEvents)
+	if d := s.CachedInfo().Config.Duplicates; d != 5*time.Minute {
+		t.Errorf("duplicate window after update: %s", d)
+	}
+	cfg.Partitions = 16
+	err := jetstream.Provision(context.Background(), js, cfg)
+	if !errors.Is(err, jetstream.ErrPartitionChange) || !strings.Contains(err.Error(), "has 8 partitions, the configuration asks for 16") {
+		t.Errorf("partition change: %v", err)
+	}
+	cfg.Partitions = 0
+	if err := jetstream.Provision(context.Background(), js, cfg); err == nil {
+		t.Error("0 partitions accepted")
+	}
+}
+
+func TestDeadLetters(t *testing.T) {
+	_, nc, js := jstest.Start(t)
+	provision(t, js, testStreams)
+	dlq := jetstream.NewDeadLetters(js, testStreams.Subjects())
+	cause := &schema.FieldError{Field: "type", Err: schema.ErrUnknownType, Got: `"nope"`}
+	if err := dlq.Send(ctxT(t), schema.ReasonUnknownType, schema.SourceGateway, cause, []byte(`{"type":"nope"}`)); err != nil {
+		t.Fatal(err)
+	}
+	big := []byte(strings.Repeat("x", int(nc.MaxPayload())+10))
+	if err := dlq.Send(ctxT(t), schema.ReasonTooLarge, schema.SourcePublish, errors.New("line 1\nline 2"), big); err != nil {
+		t.Fatal(err)
+	}
+	if err := dlq.Send(ctxT(t), "not a token", schema.SourceGateway, nil, nil); err == nil {
+		t.Error("a reason with spaces was accepted")
+	}
+	msgs := readAll(t, js, schema.StreamDeadLetter)
+	if len(msgs) != 2 {
+		t.Fatalf("%d dead letters", len(msgs))
+	}
+	m := msgs[0]
+	h := m.Headers()
+	if m.Subject() != "ponens.dlq.unknown-type" || string(m.Data()) != `{"type":"nope"}` ||
+		h.Get(schema.HeaderReason) != "unknown-type" || h.Get(schema.HeaderSource) != "gateway" ||
+		h.Get(schema.HeaderError) != `type: unknown event type: "nope"` || h.Get(schema.HeaderTruncated) != "" {
+		t.Errorf("dead letter %s %q %v", m.Subject(), m.Data(), h)
+	}
+	m = msgs[1]
+	h = m.Headers()
+	if h.Get(schema.HeaderTruncated) != itoa(len(big)) || len(m.Data()) >= len(big) || h.Get(schema.HeaderError) != "line 1; line 2" {
+		t.Errorf("oversize dead letter: %d bytes, headers %v", len(m.Data()), h)
+	}
+}
+
+func TestStartEmbeddedErrors(t *testing.T) {
+	if _, err := jetstream.StartEmbedded(jetstream.EmbeddedOptions{}); err == nil {
+		t.Error("no store directory accepted")
+	}
+	if _, err := jetstream.StartEmbedded(jetstream.EmbeddedOptions{StoreDir: t.TempDir(), Listen: "127.0.0.1:x"}); err == nil {
+		t.Error("bad port accepted")
+	}
+}

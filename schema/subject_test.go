@@ -1,0 +1,119 @@
+package schema
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+func TestRunToken(t *testing.T) {
+	for _, tc := range []struct{ runID, token string }{
+		{"run-a", "run-a"},
+		{"Run_42", "Run_42"},
+		{"a.b", "~YS5i"},
+		{"a b", "~YSBi"},
+		{"~x", "~fng"},
+		{"a\n", "~YQo"},
+		{"*", "~Kg"},
+		{">", "~Pg"},
+		{"é", "~w6k"},
+	} {
+		tok := RunToken(tc.runID)
+		if tok != tc.token {
+			t.Errorf("RunToken(%q) = %q, want %q", tc.runID, tok, tc.token)
+		}
+		back, err := ParseRunToken(tok)
+		if err != nil || back != tc.runID {
+			t.Errorf("ParseRunToken(%q) = %q, %v; want %q", tok, back, err, tc.runID)
+		}
+	}
+	if _, err := ParseRunToken("a.b"); err == nil {
+		t.Error("ParseRunToken accepted a token with a dot")
+	}
+}
+
+func TestSubjects(t *testing.T) {
+	s := Subjects{Prefix: "ponens", Partitions: 16}
+	for _, tc := range []struct{ got, want string }{
+		{s.Event("run-a"), "ponens.events.run-a"},
+		{s.Event("a.b"), "ponens.events.~YS5i"},
+		{s.EventsIn(), "ponens.events.*"},
+		{s.PartitionTransform(), "ponens.events.p.{{partition(16,1)}}.{{wildcard(1)}}"},
+		{s.Partition(3), "ponens.events.p.3.*"},
+		{s.DeadLetter(ReasonTooLarge), "ponens.dlq.too-large"},
+		{s.DeadLettersIn(), "ponens.dlq.>"},
+		{EventMsgIDToken("run-a", 7), "run-a:7"},
+		{EventMsgIDToken("a ", 7), "~YSA:7"},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("got %q, want %q", tc.got, tc.want)
+		}
+	}
+	// Same as EventMsgID for every runId that is a token.
+	if EventMsgIDToken("run-a", 7) != EventMsgID("run-a", 7) {
+		t.Error("EventMsgIDToken differs from EventMsgID on a plain runId")
+	}
+	// Distinct where header encoding would merge EventMsgIDs.
+	if EventMsgIDToken("a\n", 1) == EventMsgIDToken("a ", 1) || EventMsgIDToken(" a", 1) == EventMsgIDToken("a", 1) {
+		t.Error("EventMsgIDToken merges runIds")
+	}
+	for i := range 1000 {
+		if k := s.PartitionOf(fmt.Sprintf("run %d", i)); k < 0 || k >= 16 {
+			t.Fatalf("PartitionOf = %d", k)
+		}
+	}
+}
+
+func TestDeadLetterReason(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{&FieldError{Err: ErrMalformedJSON}, ReasonMalformed},
+		{fmt.Errorf("x: %w", &FieldError{Err: ErrUnknownType}), ReasonUnknownType},
+		{DecodeErrors{newDecodeError("f", 1, 1, &FieldError{Err: ErrMissingField}), newDecodeError("f", 2, 1, &FieldError{Err: ErrTooLarge})}, ReasonTooLarge},
+		{&FieldError{Err: ErrSeqGap}, ReasonSeqGap},
+		{&FieldError{Err: ErrSeqRepeat}, ReasonSeqRepeat},
+		{&FieldError{Err: ErrAfterEnd}, ReasonAfterEnd},
+		{&FieldError{Err: ErrUnknownField}, ReasonInvalid},
+		{errors.New("other"), ReasonInvalid},
+	} {
+		if got := DeadLetterReason(tc.err); got != tc.want {
+			t.Errorf("DeadLetterReason(%v) = %q, want %q", tc.err, got, tc.want)
+		}
+	}
+}
+
+func TestDecodeEvent(t *testing.T) {
+	// Any seq: no ordering check.
+	ev, err := DecodeEvent("req", []byte(line("r", 42, "action")+"\n"))
+	if err != nil || ev.Seq != 42 || ev.Action == nil {
+		t.Fatalf("DecodeEvent = %+v, %v", ev, err)
+	}
+	// Pretty-printed, over several lines.
+	pretty := "{\n  \"v\": 1,\n  \"runId\": \"r\",\n  \"seq\": 2,\n  \"ts\": \"2025-01-01T00:00:00Z\",\n  \"type\": \"action\",\n  \"action\": {\"type\": \"\"}\n}\n"
+	for _, tc := range []struct {
+		name, input, want string
+	}{
+		{"invalid", pretty, `req:7:22: action.type: missing field: expected a non-empty string`},
+		{"malformed", `{"v":1,"runId":`, `req:1:16: malformed JSON: unexpected end of line`},
+		{"empty", "  \n", `req:1:1: malformed JSON: expected an event object, got nothing`},
+		{"unknown type", `{"v":1,"runId":"r","seq":1,"ts":"2025-01-01T00:00:00Z","type":"nope"}`, `req:1:63: type: unknown event type: expected one of run.start, run.finish, run.error, run.cancel, action, artifact, residual, telemetry, got "nope"`},
+		{"two problems", `{"v":1,"runId":"r","seq":"1","ts":"2025-01-01T00:00:00Z","type":"run.start","x":1}`, "req:1:26: seq: wrong type: expected a non-negative integer, got \"1\"\nreq:1:77: x: unknown field"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := DecodeEvent("req", []byte(tc.input))
+			var errs DecodeErrors
+			if !errors.As(err, &errs) {
+				t.Fatalf("error %T %v, want DecodeErrors", err, err)
+			}
+			if got := err.Error(); got != tc.want {
+				t.Errorf("got\n%s\nwant\n%s", got, tc.want)
+			}
+			if strings.Count(tc.want, "\n")+1 != len(errs) {
+				t.Errorf("%d problems", len(errs))
+			}
+		})
+	}
+}
