@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"text/tabwriter"
@@ -106,12 +105,8 @@ input.`,
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {
-				enc := json.NewEncoder(out)
-				enc.SetEscapeHTML(false)
-				for _, r := range rows {
-					if err := enc.Encode(r); err != nil {
-						return err
-					}
+				if err := writeJSONLines(out, rows); err != nil {
+					return err
 				}
 			} else {
 				tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -45,12 +44,8 @@ every rule is valid, 2 otherwise.`,
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {
-				enc := json.NewEncoder(out)
-				enc.SetEscapeHTML(false)
-				for _, r := range rows {
-					if err := enc.Encode(r); err != nil {
-						return err
-					}
+				if err := writeJSONLines(out, rows); err != nil {
+					return err
 				}
 			} else {
 				for _, r := range set.Rules {
