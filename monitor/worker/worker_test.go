@@ -227,7 +227,7 @@ func verdictCount(js jetstream.JetStream) int {
 func startWorker(t *testing.T, nc *nats.Conn, js jetstream.JetStream, id string, set *ruleset.Set) (*Worker, context.CancelFunc, chan struct{}) {
 	t.Helper()
 	w, err := New(nc, js, Options{ID: id, Subjects: subjects, Rules: set, LeaseTTL: time.Second, Logger: quiet,
-		CheckpointEvery: 50 * time.Millisecond, IdleAfter: 400 * time.Millisecond, GapTimeout: 300 * time.Millisecond,
+		CheckpointEvery: 50 * time.Millisecond, IdleAfter: 400 * time.Millisecond, GapTimeout: 300 * time.Millisecond, MaxEventBytes: 8 << 10,
 		DeadLetter: deadLetters(js)})
 	if err != nil {
 		t.Fatal(err)
@@ -351,8 +351,8 @@ func TestRebalance(t *testing.T) {
 	<-dones[0]
 }
 
-// TestBadInputAndGaps: malformed events, unknown types and events after the
-// end go to the dead-letter stream with their reason; a gap that does not
+// TestBadInputAndGaps: malformed events, unknown types, oversize events and
+// events after the end go to the dead-letter stream with their reason; a gap that does not
 // close becomes a dead letter and a stream-integrity verdict, and the run
 // goes on.
 func TestBadInputAndGaps(t *testing.T) {
@@ -376,6 +376,7 @@ func TestBadInputAndGaps(t *testing.T) {
 	}
 	raw("bad", `{"v":1,"runId":"bad"`)
 	raw("bad", `{"v":1,"runId":"bad","seq":1,"ts":"2026-01-01T00:00:00Z","type":"party"}`)
+	raw("big", `{"v":1,"runId":"big","seq":1,"ts":"2026-01-01T00:00:00Z","type":"telemetry","telemetry":"`+strings.Repeat("x", 9<<10)+`"}`)
 	publish(t, js, ev("g", 1, schema.TypeRunStart, nil), "g1")
 	publish(t, js, ev("g", 2, schema.TypeAction, &schema.Action{ID: 1, Type: "GitCommit"}), "g2")
 	publish(t, js, ev("g", 5, schema.TypeAction, &schema.Action{ID: 4, Type: "RunTests", Status: "completed"}), "g5")
@@ -386,7 +387,7 @@ func TestBadInputAndGaps(t *testing.T) {
 
 	reasons := func() []string {
 		info, err := js.Stream(ctx, schema.StreamDeadLetter)
-		if err != nil || info.CachedInfo().State.Msgs < 4 {
+		if err != nil || info.CachedInfo().State.Msgs < 5 {
 			return nil
 		}
 		c, _ := js.OrderedConsumer(ctx, schema.StreamDeadLetter, jetstream.OrderedConsumerConfig{})
@@ -401,12 +402,12 @@ func TestBadInputAndGaps(t *testing.T) {
 		return out
 	}
 	var got []string
-	waitFor(t, 10*time.Second, "four dead letters", func() bool {
+	waitFor(t, 10*time.Second, "five dead letters", func() bool {
 		got = reasons()
 		return got != nil
 	})
 	joined := strings.Join(got, "\n")
-	for _, want := range []string{"malformed: ", "unknown-type: ", `seq-gap: runId "g": seq 3 to 4 never arrived`, `after-end: runId "g", seq 7: the run has ended`} {
+	for _, want := range []string{"malformed: ", "unknown-type: ", "too-large: event of 9", `seq-gap: runId "g": seq 3 to 4 never arrived`, `after-end: runId "g", seq 7: the run has ended`} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("dead letters lack %q:\n%s", want, joined)
 		}
