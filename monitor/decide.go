@@ -2,6 +2,7 @@ package monitor
 
 import (
 	"fmt"
+	"maps"
 
 	"github.com/ponens/ponens/policy/policymd"
 	"github.com/ponens/ponens/schema"
@@ -36,8 +37,9 @@ func rank(a policymd.Action) int {
 // rule whose enforced mode is deny, suspend or abort that the step would
 // violate (deny and abort deny; suspend asks for approval). The most severe
 // answer wins; among equals, POLICY.md first, then rules in order. The step
-// is judged against the positions sealed so far: a position still waiting
-// for its outputs is not yet part of the history.
+// stands as the run's latest position while it is judged (counts and the
+// run's actions include it), after the positions sealed so far: a position
+// still waiting for its outputs is not yet part of the history.
 func (r *Run) Decide(a *schema.Action) Decision {
 	best := Decision{Decision: policymd.Allow, Reason: policymd.DefaultReason}
 	if r.e.capEngine != nil && a.Capability != "" {
@@ -48,9 +50,14 @@ func (r *Run) Decide(a *schema.Action) Decision {
 		}
 	}
 	ev := &schema.Event{V: schema.EnvelopeVersion, RunID: r.b.T.RunID, Seq: r.b.T.LastSeq + 1, Type: schema.TypeAction, Action: a}
-	p := r.b.Proposed(ev)
-	r.e.serial++ // a position of its own for the leaf cache
-	defer func() { r.e.serial++ }()
+	p, undo := r.b.Proposed(ev)
+	memo := maps.Clone(r.b.T.Memo) // running counts must not keep the step
+	r.e.serial++                   // a position of its own for the leaf cache
+	defer func() {
+		undo()
+		r.b.T.Memo = memo
+		r.e.serial++
+	}()
 	for i, prog := range r.e.progs {
 		rs := &r.rules[i]
 		if prog.capability {

@@ -233,7 +233,10 @@ func (in *interner) blame(o *ob, vals []bool) ltl.Node {
 		}
 	case kOr:
 		if imp, ok := o.origin.(*ltl.Binary); ok && imp.Op == ltl.OpImplies {
-			return in.blame(consequent(o.kids), vals)
+			if c := consequent(imp, o.kids); c != nil {
+				return in.blame(c, vals)
+			}
+			return imp.R
 		}
 	case kG, kNx:
 		return in.blame(o.kids[0], vals)
@@ -254,22 +257,31 @@ func blameEnd(o *ob, def func(int) bool) ltl.Node {
 		}
 	case kOr:
 		if imp, ok := o.origin.(*ltl.Binary); ok && imp.Op == ltl.OpImplies {
-			return blameEnd(consequent(o.kids), def)
+			if c := consequent(imp, o.kids); c != nil {
+				return blameEnd(c, def)
+			}
+			return imp.R
 		}
 	}
 	return o.origin
 }
 
-// consequent picks, among the parts of an implication in normal form, the
-// one that came from its right-hand side: the one printed last.
-func consequent(kids []*ob) *ob {
-	best := kids[0]
-	for _, c := range kids[1:] {
-		if start(c.origin) > start(best.origin) {
-			best = c
+// consequent returns the one part of an implication in normal form that
+// came from its right-hand side, or nil when that side was a disjunction
+// merged into the implication's (then the right-hand side as a whole is to
+// blame).
+func consequent(imp *ltl.Binary, kids []*ob) *ob {
+	r := imp.R.Pos()
+	var found *ob
+	for _, c := range kids {
+		if s := start(c.origin); s >= r.Start && s < r.End {
+			if found != nil {
+				return nil
+			}
+			found = c
 		}
 	}
-	return best
+	return found
 }
 
 func start(n ltl.Node) int {

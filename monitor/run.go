@@ -334,64 +334,68 @@ func recordTarget(prog *program, pr *prop, rs *ruleState, p *trace.Position, arg
 
 // chainValue: P_chain holds when some earlier position that produced an
 // artifact in p's lineage had its argument true (H_chain: none had it
-// false). Each artifact memoises whether its ancestry has such a producer;
-// the memo is final once every producer in the ancestry has been sealed,
-// which holds for everything but p's own outputs.
+// false). Each artifact memoises whether its ancestry has such a producer,
+// once every producer in its ancestry has been recorded (sealed and
+// evaluated); until then — p's own outputs, and what an open position
+// produced — nothing is memoised, so a decision taken while a position is
+// open leaves no stale memo behind.
 func (r *Run) chainValue(pr *prop, rs *ruleState, p *trace.Position) bool {
 	var m map[*trace.Artifact]uint8
 	if rs.extra != nil && rs.extra.chains != nil {
 		m = rs.extra.chains[pr.slot]
 	}
+	if m == nil {
+		return !pr.exist
+	}
+	seen := map[*trace.Artifact]witness{}
 	for _, a := range p.Inputs {
-		if anyWitness(m, a, p) {
+		if anyWitness(m, a, seen).found {
 			return pr.exist
 		}
 	}
 	for _, a := range p.Produced {
-		if anyWitness(m, a, p) {
+		if anyWitness(m, a, seen).found {
 			return pr.exist
 		}
 	}
 	return !pr.exist
 }
 
-// anyWitness reports whether a or an ancestor of a was produced by a sealed
-// position (not cur) whose argument value is a witness.
-func anyWitness(m map[*trace.Artifact]uint8, a *trace.Artifact, cur *trace.Position) bool {
-	if m == nil {
-		return false
-	}
+// witness is what anyWitness knows of an artifact: whether its ancestry
+// (itself included) has a recorded witness producer, and whether it has a
+// producer not recorded yet (so a "no" could still change).
+type witness struct{ found, pending bool }
+
+// anyWitness walks a's ancestry once (seen holds what this walk visited) and
+// memoises settled answers in m.
+func anyWitness(m map[*trace.Artifact]uint8, a *trace.Artifact, seen map[*trace.Artifact]witness) witness {
 	st := m[a]
 	if st&chainAny != 0 {
-		return st&chainAnyVal != 0
+		return witness{found: st&chainAnyVal != 0}
 	}
-	found := a.Producer != cur && st&chainProd != 0 && st&chainProdVal != 0
+	if w, ok := seen[a]; ok {
+		return w
+	}
+	seen[a] = witness{} // a cycle in derived_from adds nothing
+	w := witness{
+		found:   st&chainProd != 0 && st&chainProdVal != 0,
+		pending: a.Producer != nil && st&chainProd == 0,
+	}
 	for _, q := range a.Parents {
-		if found {
+		if w.found {
 			break
 		}
-		found = anyWitness(m, q, cur)
+		qw := anyWitness(m, q, seen)
+		w.found, w.pending = qw.found, w.pending || qw.pending
 	}
-	if a.Producer != cur && !dependsOn(a, cur) {
-		if found {
-			st |= chainAny | chainAnyVal
-		} else {
-			st |= chainAny
-		}
-		m[a] = st
+	switch {
+	case w.found: // a recorded witness stays one
+		m[a] = st | chainAny | chainAnyVal
+	case !w.pending:
+		m[a] = st | chainAny
 	}
-	return found
-}
-
-// dependsOn reports whether an ancestor of a was produced by cur, whose
-// value is not yet recorded (so a memo computed now could be stale).
-func dependsOn(a *trace.Artifact, cur *trace.Position) bool {
-	for _, q := range a.Parents {
-		if q.Producer == cur || dependsOn(q, cur) {
-			return true
-		}
-	}
-	return false
+	seen[a] = w
+	return w
 }
 
 func recordChain(prog *program, pr *prop, rs *ruleState, p *trace.Position, arg bool) {
@@ -412,7 +416,7 @@ func recordChain(prog *program, pr *prop, rs *ruleState, p *trace.Position, arg 
 		if witness {
 			st |= chainProdVal
 		}
-		m[a] = st
+		m[a] = st // a memo of "no witness" taken while p was open is replaced
 	}
 }
 

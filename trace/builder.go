@@ -29,8 +29,9 @@ func NewBuilder(runID string) *Builder {
 }
 
 // DropPositions makes the builder forget each position once OnSeal has seen
-// it, so that a monitor's memory does not grow with the number of actions.
-// The artifact graph is kept: lineage and structural rules read it.
+// it, and keep no telemetry, so that a monitor's memory does not grow with
+// the number of actions: only structural rules read those. The artifact
+// graph is kept: lineage reads it.
 func (b *Builder) DropPositions() { b.dropPositions = true }
 
 // DropGraph makes the builder keep no artifact graph: an artifact is known
@@ -76,19 +77,21 @@ func (b *Builder) Add(ev *schema.Event) {
 			}
 		}
 		for i := range ev.Action.Artifacts {
-			b.addArtifact(&ev.Action.Artifacts[i], false)
+			b.addArtifact(&ev.Action.Artifacts[i], false, true)
 		}
 		if len(b.waiting) == 0 {
 			b.Seal()
 		}
 	case schema.TypeArtifact:
-		b.addArtifact(ev.Artifact, ev.Artifact.Type == "Residual")
+		b.addArtifact(ev.Artifact, ev.Artifact.Type == "Residual", false)
 	case schema.TypeResidual:
-		b.addArtifact(ev.Residual, true)
+		b.addArtifact(ev.Residual, true, false)
 	case schema.TypeTelemetry:
-		var v any
-		_ = json.Unmarshal(ev.Telemetry, &v)
-		t.Telemetry = append(t.Telemetry, v)
+		if !b.dropPositions { // only structural rules read telemetry
+			var v any
+			_ = json.Unmarshal(ev.Telemetry, &v)
+			t.Telemetry = append(t.Telemetry, v)
+		}
 	default:
 		if ev.Type.IsTerminal() {
 			b.Seal()
@@ -98,7 +101,12 @@ func (b *Builder) Add(ev *schema.Event) {
 	}
 }
 
-func (b *Builder) addArtifact(sa *schema.Artifact, residual bool) {
+// addArtifact adds an artifact to the graph. An inline one (carried in its
+// action's event) is that action's product; another is the open position's
+// when it names that action as producer or is listed, by id or name, in its
+// outputs. The open position seals once every declared output has come, but
+// not in the middle of an action's inline artifacts.
+func (b *Builder) addArtifact(sa *schema.Artifact, residual, inline bool) {
 	t := b.T
 	if residual && sa.Type == "" {
 		c := *sa // events are shared: never write to one
@@ -113,14 +121,16 @@ func (b *Builder) addArtifact(sa *schema.Artifact, residual bool) {
 		}
 	}
 	if p := b.open; p != nil {
-		mine := b.waiting[sa.ID] || (sa.ProducerActionID != nil && *sa.ProducerActionID == p.Action.ID)
+		mine := inline || b.waiting[sa.ID] || sa.Name != "" && b.waiting[sa.Name] ||
+			(sa.ProducerActionID != nil && *sa.ProducerActionID == p.Action.ID)
 		if mine {
 			a.Producer = p
 			p.Produced = append(p.Produced, a)
 			delete(b.waiting, sa.ID)
+			delete(b.waiting, sa.Name)
 		}
 	}
-	if b.open != nil && len(b.waiting) == 0 && len(b.open.Action.Outputs) > 0 && a.Producer == b.open {
+	if !inline && b.open != nil && len(b.waiting) == 0 && len(b.open.Action.Outputs) > 0 && a.Producer == b.open {
 		defer b.Seal()
 	}
 	if b.dropGraph {
@@ -153,6 +163,7 @@ func (b *Builder) Seal() {
 	t := b.T
 	t.Version++
 	p.nArtifacts, p.nResiduals, p.nTelemetry = len(t.Artifacts), len(t.Residuals), len(t.Telemetry)
+	p.started = t.Start != nil
 	if !b.dropPositions {
 		t.Positions = append(t.Positions, p)
 		index := func(key string) {
@@ -194,11 +205,12 @@ func Build(runID string, events []schema.Event) *Trace {
 }
 
 // Proposed returns the position the action a would take if it arrived now
-// (inputs resolved, inline artifacts as its products), without adding it to
-// the run: the decision service judges a step before it happens.
-func (b *Builder) Proposed(ev *schema.Event) *Position {
+// (inputs resolved, inline artifacts as its products), standing in the run
+// as its latest position until undo is called: the decision service judges
+// a step before it happens, and undoes it.
+func (b *Builder) Proposed(ev *schema.Event) (p *Position, undo func()) {
 	a := ev.Action
-	p := &Position{Index: b.next, Event: ev, Action: a}
+	p = &Position{Index: b.next, Event: ev, Action: a}
 	for _, id := range a.Inputs {
 		if x := b.T.Lookup(id); x != nil {
 			p.Inputs = append(p.Inputs, x)
@@ -215,5 +227,11 @@ func (b *Builder) Proposed(ev *schema.Event) *Position {
 	}
 	t := b.T
 	p.nArtifacts, p.nResiduals, p.nTelemetry = len(t.Artifacts), len(t.Residuals), len(t.Telemetry)
-	return p
+	p.started = t.Start != nil
+	if b.dropPositions {
+		return p, func() {}
+	}
+	n := len(t.Positions)
+	t.Positions = append(t.Positions, p)
+	return p, func() { t.Positions = t.Positions[:n] }
 }

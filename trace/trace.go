@@ -69,6 +69,7 @@ type Position struct {
 	// Sizes of the run's collections when the position was sealed: what a
 	// prefix view of the run at this position holds.
 	nArtifacts, nResiduals, nTelemetry int
+	started                            bool // run.start had arrived
 }
 
 // Artifact is one node of the artifact graph.
@@ -85,14 +86,23 @@ type Artifact struct {
 // Lookup returns the artifact with the given id, or else the latest one with
 // that name (inputs and outputs sometimes name artifacts).
 func (t *Trace) Lookup(idOrName string) *Artifact {
-	a := t.byID[idOrName]
-	if a == nil {
-		a = t.byName[idOrName]
-	}
-	if a != nil && t.view && a.order >= t.limit {
+	if t.view { // the latest that had arrived by then: scan (views serve the reference evaluator)
+		for i := t.limit - 1; i >= 0; i-- {
+			if a := t.Artifacts[i]; a.ID == idOrName {
+				return a
+			}
+		}
+		for i := t.limit - 1; i >= 0; i-- {
+			if a := t.Artifacts[i]; a.Name == idOrName {
+				return a
+			}
+		}
 		return nil
 	}
-	return a
+	if a := t.byID[idOrName]; a != nil {
+		return a
+	}
+	return t.byName[idOrName]
 }
 
 // Key spaces of ProducersOf.
@@ -118,6 +128,9 @@ func (t *Trace) Prefix(p *Position) *Trace {
 	v.Residuals = t.Residuals[:p.nResiduals]
 	v.Telemetry = t.Telemetry[:p.nTelemetry]
 	v.End = nil
+	if !p.started {
+		v.Start = nil
+	}
 	v.view, v.limit = true, p.nArtifacts
 	return &v
 }

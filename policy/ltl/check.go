@@ -56,9 +56,10 @@ func Classify(f Formula) Level {
 // (name ≠ ∅ or name = ∅ on a field of the current action), which is an
 // atomic proposition rather than a structural comparison.
 func isFieldPredicate(c *Compare) bool {
-	_, isIdent := c.L.(*Ident)
+	id, isIdent := c.L.(*Ident)
 	_, isEmpty := c.R.(*EmptySet)
-	return isIdent && isEmpty && (c.Op == CmpEq || c.Op == CmpNeq)
+	return isIdent && isEmpty && (c.Op == CmpEq || c.Op == CmpNeq) &&
+		!Collections[id.Name] && !IsCurrentAction(id.Name) && !isTypeName(id.Name)
 }
 
 // Collections are the names a quantifier or comprehension can range over

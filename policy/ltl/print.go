@@ -249,7 +249,7 @@ func sexpr(b *strings.Builder, n Node) {
 		for _, k := range kids {
 			b.WriteString(" ")
 			if k == nil {
-				b.WriteString("nil")
+				b.WriteString("_") // absent (not the identifier nil)
 				continue
 			}
 			sexpr(b, k)
