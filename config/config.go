@@ -6,10 +6,14 @@ package config
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"reflect"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/pflag"
@@ -23,6 +27,9 @@ type Config struct {
 	Trace TraceConfig `mapstructure:"trace" yaml:"trace"`
 	Rules RulesConfig `mapstructure:"rules" yaml:"rules"`
 	Log   LogConfig   `mapstructure:"log" yaml:"log"`
+
+	NATS    NATSConfig    `mapstructure:"nats" yaml:"nats"`
+	Gateway GatewayConfig `mapstructure:"gateway" yaml:"gateway"`
 }
 
 // TraceConfig bounds what the trace readers accept.
@@ -45,11 +52,60 @@ type LogConfig struct {
 	Level string `mapstructure:"level" yaml:"level"` // debug, info, warn, error
 }
 
+// NATSConfig locates the NATS server and shapes the JetStream streams.
+type NATSConfig struct {
+	// URL is the server to connect to (nats://host:port, several
+	// comma-separated for a cluster). Empty means the embedded server: `ponens
+	// serve` starts it on Listen, and the other commands connect there.
+	URL string `mapstructure:"url" yaml:"url"`
+	// Prefix starts every subject (ponens.events.…).
+	Prefix string `mapstructure:"prefix" yaml:"prefix"`
+	// Partitions is the fixed number of EVENTS partitions, hence of monitor
+	// shards. It cannot change once the stream exists.
+	Partitions int `mapstructure:"partitions" yaml:"partitions"`
+	// DuplicateWindow is how long JetStream remembers message ids: an event
+	// published again within it is stored once.
+	DuplicateWindow time.Duration `mapstructure:"duplicate_window" yaml:"duplicate_window"`
+	// MaxAge is how long the streams keep messages (0: forever).
+	MaxAge time.Duration `mapstructure:"max_age" yaml:"max_age"`
+	// Replicas is the number of copies of each stream (at most the number of
+	// cluster nodes; 1 for the embedded server).
+	Replicas int `mapstructure:"replicas" yaml:"replicas"`
+	// StoreDir is where the embedded server keeps its streams.
+	StoreDir string `mapstructure:"store_dir" yaml:"store_dir"`
+	// Listen is the host:port the embedded server accepts clients on.
+	Listen string `mapstructure:"listen" yaml:"listen"`
+}
+
+// GatewayConfig configures the HTTP ingest gateway.
+type GatewayConfig struct {
+	// Listen is the host:port the gateway serves on.
+	Listen string `mapstructure:"listen" yaml:"listen"`
+	// MaxBodyBytes is the largest request body; larger ones get 413.
+	MaxBodyBytes int64 `mapstructure:"max_body_bytes" yaml:"max_body_bytes"`
+	// Token, when set, is the bearer token POSTs must carry. Prefer
+	// PONENS_GATEWAY_TOKEN to a file or a flag. It is never printed.
+	Token string `mapstructure:"token" yaml:"token"`
+}
+
 // Default returns the configuration with every default set.
 func Default() Config {
 	return Config{
 		Trace: TraceConfig{MaxEventBytes: 1 << 20},
 		Log:   LogConfig{Level: "info"},
+		NATS: NATSConfig{
+			Prefix:          "ponens",
+			Partitions:      16,
+			DuplicateWindow: 10 * time.Minute,
+			MaxAge:          168 * time.Hour,
+			Replicas:        1,
+			StoreDir:        "data/nats",
+			Listen:          "127.0.0.1:4222",
+		},
+		Gateway: GatewayConfig{
+			Listen:       "127.0.0.1:8080",
+			MaxBodyBytes: 8 << 20,
+		},
 	}
 }
 
@@ -108,8 +164,76 @@ func (c Config) Validate() error {
 	default:
 		errs = append(errs, fmt.Sprintf("log.level: must be debug, info, warn or error, got %q", c.Log.Level))
 	}
+	errs = append(errs, c.NATS.validate()...)
+	errs = append(errs, c.Gateway.validate()...)
 	if len(errs) > 0 {
 		return fmt.Errorf("config: %s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// subjectPrefix is what nats.prefix may be: dot-separated subject tokens
+// without wildcards.
+var subjectPrefix = regexp.MustCompile(`^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$`)
+
+// validate checks the nats section.
+func (n NATSConfig) validate() []string {
+	var errs []string
+	if n.URL != "" {
+		for _, u := range strings.Split(n.URL, ",") {
+			if strings.TrimSpace(u) == "" || strings.ContainsAny(strings.TrimSpace(u), " \t") {
+				errs = append(errs, fmt.Sprintf("nats.url: must be one or more comma-separated server URLs (nats://host:port), got %q", n.URL))
+				break
+			}
+		}
+	}
+	if !subjectPrefix.MatchString(n.Prefix) {
+		errs = append(errs, fmt.Sprintf("nats.prefix: must be dot-separated tokens of letters, digits, '-' and '_', got %q", n.Prefix))
+	}
+	if n.Partitions < 1 || n.Partitions > 4096 {
+		errs = append(errs, fmt.Sprintf("nats.partitions: must be from 1 to 4096, got %d", n.Partitions))
+	}
+	if n.DuplicateWindow <= 0 {
+		errs = append(errs, fmt.Sprintf("nats.duplicate_window: must be positive, got %s", n.DuplicateWindow))
+	}
+	switch {
+	case n.MaxAge < 0:
+		errs = append(errs, fmt.Sprintf("nats.max_age: must not be negative (0 keeps messages forever), got %s", n.MaxAge))
+	case n.MaxAge > 0 && n.DuplicateWindow > n.MaxAge:
+		errs = append(errs, fmt.Sprintf("nats.duplicate_window: must not exceed nats.max_age (%s), got %s", n.MaxAge, n.DuplicateWindow))
+	}
+	if n.Replicas < 1 || n.Replicas > 5 {
+		errs = append(errs, fmt.Sprintf("nats.replicas: must be from 1 to 5, got %d", n.Replicas))
+	}
+	if n.URL == "" && n.StoreDir == "" {
+		errs = append(errs, "nats.store_dir: must be set when nats.url is empty (the embedded server stores there)")
+	}
+	if err := checkHostPort(n.Listen); err != nil {
+		errs = append(errs, fmt.Sprintf("nats.listen: %v", err))
+	}
+	return errs
+}
+
+// validate checks the gateway section.
+func (g GatewayConfig) validate() []string {
+	var errs []string
+	if err := checkHostPort(g.Listen); err != nil {
+		errs = append(errs, fmt.Sprintf("gateway.listen: %v", err))
+	}
+	if g.MaxBodyBytes < 1024 {
+		errs = append(errs, fmt.Sprintf("gateway.max_body_bytes: must be at least 1024, got %d", g.MaxBodyBytes))
+	}
+	return errs
+}
+
+// checkHostPort checks a host:port listen address (port 0 picks a free one).
+func checkHostPort(hp string) error {
+	_, port, err := net.SplitHostPort(hp)
+	if err != nil {
+		return fmt.Errorf("must be host:port, got %q", hp)
+	}
+	if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {
+		return fmt.Errorf("port must be a number from 0 to 65535, got %q", hp)
 	}
 	return nil
 }

@@ -26,7 +26,8 @@ import (
 // A run token is the runId itself when it is made only of ASCII letters,
 // digits, '-' and '_' and does not start with '~'; otherwise it is '~'
 // followed by the runId in unpadded base64url. Message ids (Nats-Msg-Id)
-// are <runId>:<seq> for events and <runId>:<rule id>:<seq> for verdicts.
+// are <run token>:<seq> for events and <run token>:<rule token>:<seq> for
+// verdicts.
 const DefaultPrefix = "ponens"
 
 var plainToken = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
@@ -112,10 +113,21 @@ func (s Subjects) Decide(k int) string { return fmt.Sprintf("%s.decide.%d", s.Pr
 
 // EventMsgID is the Nats-Msg-Id of an event: publishing it twice stores it
 // once.
-func EventMsgID(runID string, seq uint64) string { return fmt.Sprintf("%s:%d", runID, seq) }
+//
+// Message ids carry run tokens (RunToken), not raw runIds: nats.go trims
+// white space around header values and turns CR and LF into spaces, so the
+// runIds "a\n" and "a " would otherwise share message ids and the second
+// run's events would be dropped as duplicates. For every runId that is a
+// valid token the two are the same.
+func EventMsgID(runID string, seq uint64) string {
+	return RunToken(runID) + ":" + strconv.FormatUint(seq, 10)
+}
 
-// VerdictMsgID is the Nats-Msg-Id of a verdict.
-func VerdictMsgID(v *VerdictEvent) string { return fmt.Sprintf("%s:%s:%d", v.RunID, v.Rule.ID, v.Seq) }
+// VerdictMsgID is the Nats-Msg-Id of a verdict: the run token, the rule id
+// as a token, and the seq.
+func VerdictMsgID(v *VerdictEvent) string {
+	return RunToken(v.RunID) + ":" + RunToken(v.Rule.ID) + ":" + strconv.FormatUint(v.Seq, 10)
+}
 
 // Dead-letter headers: why an event was refused, and where.
 const (
@@ -170,18 +182,6 @@ func DeadLetterReason(err error) string {
 		}
 	}
 	return ReasonInvalid
-}
-
-// EventMsgIDToken is the Nats-Msg-Id publishers set on an event: EventMsgID
-// with the run token (RunToken) in place of the runId. For a runId that is a
-// valid token, which is every common one, the two are the same. For the
-// others it keeps message ids distinct where EventMsgID would not survive
-// NATS header encoding: nats.go trims white space around header values and
-// turns CR and LF into spaces, so the runIds "a\n" and "a " (or " a" and
-// "a") would share a message id and the second run's events would be
-// dropped as duplicates.
-func EventMsgIDToken(runID string, seq uint64) string {
-	return RunToken(runID) + ":" + strconv.FormatUint(seq, 10)
 }
 
 // DecodeEvent decodes and validates one event, the JSON object in data, as

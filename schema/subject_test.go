@@ -43,20 +43,20 @@ func TestSubjects(t *testing.T) {
 		{s.Partition(3), "ponens.events.p.3.*"},
 		{s.DeadLetter(ReasonTooLarge), "ponens.dlq.too-large"},
 		{s.DeadLettersIn(), "ponens.dlq.>"},
-		{EventMsgIDToken("run-a", 7), "run-a:7"},
-		{EventMsgIDToken("a ", 7), "~YSA:7"},
+		{EventMsgID("run-a", 7), "run-a:7"},
+		{EventMsgID("a ", 7), "~YSA:7"},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("got %q, want %q", tc.got, tc.want)
 		}
 	}
 	// Same as EventMsgID for every runId that is a token.
-	if EventMsgIDToken("run-a", 7) != EventMsgID("run-a", 7) {
-		t.Error("EventMsgIDToken differs from EventMsgID on a plain runId")
+	if EventMsgID("run-a", 7) != EventMsgID("run-a", 7) {
+		t.Error("EventMsgID differs from EventMsgID on a plain runId")
 	}
 	// Distinct where header encoding would merge EventMsgIDs.
-	if EventMsgIDToken("a\n", 1) == EventMsgIDToken("a ", 1) || EventMsgIDToken(" a", 1) == EventMsgIDToken("a", 1) {
-		t.Error("EventMsgIDToken merges runIds")
+	if EventMsgID("a\n", 1) == EventMsgID("a ", 1) || EventMsgID(" a", 1) == EventMsgID("a", 1) {
+		t.Error("EventMsgID merges runIds")
 	}
 	for i := range 1000 {
 		if k := s.PartitionOf(fmt.Sprintf("run %d", i)); k < 0 || k >= 16 {

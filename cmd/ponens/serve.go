@@ -6,11 +6,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -18,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/ponens/ponens/config"
 	"github.com/ponens/ponens/ingest/jetstream"
 	"github.com/ponens/ponens/internal/fleet"
 	"github.com/ponens/ponens/monitor/worker"
@@ -30,49 +30,22 @@ func init() {
 	subcommands = append(subcommands, newServeCommand, newWorkerCommand, newDemoCommand)
 }
 
-// pipeline is what serve, worker and demo share: the NATS settings.
-type pipeline struct {
-	url        string
-	prefix     string
-	partitions int
-	storeDir   string
-	listen     string
+// natsFlags are the NATS settings serve, worker and demo take as flags,
+// bound to their configuration keys.
+var natsFlags = map[string]string{
+	"url": "nats.url", "prefix": "nats.prefix", "partitions": "nats.partitions",
+	"data": "nats.store_dir", "listen": "nats.listen",
 }
 
-func (p *pipeline) register(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&p.url, "url", "", "NATS URL of the cluster (serve: empty runs an embedded server)")
-	cmd.Flags().StringVar(&p.prefix, "prefix", schema.DefaultPrefix, "subject and stream prefix")
-	cmd.Flags().IntVar(&p.partitions, "partitions", 16, "partitions of the events stream (fixed when the stream is created)")
-	cmd.Flags().StringVar(&p.storeDir, "data", "data/nats", "embedded server: JetStream storage directory")
-	cmd.Flags().StringVar(&p.listen, "listen", "127.0.0.1:4222", "embedded server: client address")
+func registerNATS(cmd *cobra.Command) {
+	cmd.Flags().String("url", "", "NATS URL (nats.url; serve: empty runs an embedded server, others: connect to nats.listen)")
+	cmd.Flags().String("prefix", "", "subject and stream prefix (nats.prefix, default ponens)")
+	cmd.Flags().Int("partitions", 0, "partitions of the events stream, fixed when it is created (nats.partitions, default 16)")
+	cmd.Flags().String("data", "", "embedded server: JetStream storage directory (nats.store_dir, default data/nats)")
+	cmd.Flags().String("listen", "", "embedded server: client address (nats.listen, default 127.0.0.1:4222)")
 }
 
-func (p *pipeline) subjects() schema.Subjects {
-	return schema.Subjects{Prefix: p.prefix, Partitions: p.partitions}
-}
-
-// connect connects to url and provisions the streams.
-func (p *pipeline) connect(ctx context.Context, url string) (*nats.Conn, natsjs.JetStream, error) {
-	nc, err := nats.Connect(url, nats.Name("ponens"), nats.MaxReconnects(-1))
-	if err != nil {
-		return nil, nil, fmt.Errorf("connect %s: %w", url, err)
-	}
-	js, err := natsjs.New(nc)
-	if err != nil {
-		nc.Close()
-		return nil, nil, err
-	}
-	if err := jetstream.Provision(ctx, js, jetstream.StreamConfig{Prefix: p.prefix, Partitions: p.partitions, Duplicates: 10 * time.Minute}); err != nil {
-		nc.Close()
-		return nil, nil, err
-	}
-	return nc, js, nil
-}
-
-// signalContext ends on SIGINT or SIGTERM.
-func signalContext() (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-}
+func subjectsOf(c config.Config) schema.Subjects { return streamConfig(c.NATS).Subjects() }
 
 func workerOptions(id string, sub schema.Subjects, set *ruleset.Set, js natsjs.JetStream, log *slog.Logger) worker.Options {
 	dl := jetstream.NewDeadLetters(js, sub)
@@ -82,17 +55,8 @@ func workerOptions(id string, sub schema.Subjects, set *ruleset.Set, js natsjs.J
 		}}
 }
 
-func loadRules(cmd *cobra.Command, rf *ruleFlags) (*ruleset.Set, error) {
-	cfg, err := loadConfig(cmd, nil)
-	if err != nil {
-		return nil, err
-	}
-	return rf.load(cfg.Rules.HighStakesPaths, cfg.Rules.Enforce)
-}
-
 func newServeCommand() *cobra.Command {
 	var (
-		p       pipeline
 		rf      ruleFlags
 		workers int
 		demo    bool
@@ -100,44 +64,52 @@ func newServeCommand() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "serve --rules PATH... [--workers N] [--demo]",
-		Short: "Run the whole pipeline in one process: embedded NATS JetStream, monitor workers, alerts",
+		Short: "Run the whole pipeline in one process: embedded NATS JetStream, ingest gateway, monitor workers, alerts",
 		Long: `Run every part in one process on the embedded defaults: an embedded NATS
-server with JetStream storing under --data, the streams, --workers monitor
-workers sharing the partitions, and the alert stage. With --url it joins
+server with JetStream storing under nats.store_dir (--data), the streams,
+the HTTP ingest gateway (gateway.listen, --http), --workers monitor workers
+sharing the partitions, and the alert stage. With nats.url (--url) it joins
 an existing NATS cluster instead of embedding one. With --demo it also
 publishes a synthetic fleet of agents and prints what the monitor made of
 it. Stops cleanly on SIGINT or SIGTERM.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			set, err := loadRules(cmd, &rf)
+			binds := maps.Clone(natsFlags)
+			binds["http"] = "gateway.listen"
+			cfg, err := loadConfig(cmd, binds)
 			if err != nil {
 				return err
 			}
-			ctx, stop := signalContext()
+			set, err := rf.load(cfg.Rules.HighStakesPaths, cfg.Rules.Enforce)
+			if err != nil {
+				return err
+			}
+			ctx, stop := commandContext(cmd)
 			defer stop()
 			out := cmd.OutOrStdout()
-			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-			url := p.url
-			if url == "" {
-				srv, err := jetstream.StartEmbedded(jetstream.EmbeddedOptions{Listen: p.listen, StoreDir: filepath.Clean(p.storeDir), Name: "ponens"})
+			log := newLogger(cmd, "warn")
+			if cfg.NATS.URL == "" {
+				srv, err := jetstream.StartEmbedded(jetstream.EmbeddedOptions{Listen: cfg.NATS.Listen, StoreDir: filepath.Clean(cfg.NATS.StoreDir), Name: "ponens"})
 				if err != nil {
-					return exitWith(exitBadInput, "ponens: %v", err)
+					return exitWith(exitBadInput, "ponens serve: %v", err)
 				}
 				defer srv.Shutdown()
-				url = srv.ClientURL()
-				fmt.Fprintf(out, "nats      %s (embedded, JetStream in %s)\n", url, p.storeDir)
+				cfg.NATS.URL = srv.ClientURL()
+				fmt.Fprintf(out, "nats      %s (embedded, JetStream in %s)\n", cfg.NATS.URL, cfg.NATS.StoreDir)
 			}
-			nc, js, err := p.connect(ctx, url)
+			nc, js, err := openStreams(ctx, cfg.NATS, "ponens serve")
 			if err != nil {
-				return exitWith(exitBadInput, "ponens: %v", err)
+				return err
 			}
 			defer nc.Close()
-			sub := p.subjects()
+			sub := subjectsOf(cfg)
 			fmt.Fprintf(out, "events    publish on %s.events.<runId>, %d partitions\n", sub.Prefix, sub.Partitions)
 			fmt.Fprintf(out, "verdicts  stream %s (%s)\n", schema.StreamVerdicts, sub.VerdictsIn())
 			fmt.Fprintf(out, "alerts    %s.alerts.<rule>\n", sub.Prefix)
 			fmt.Fprintf(out, "decide    request %s.decide.<partition>\n", sub.Prefix)
 			fmt.Fprintf(out, "rules     %d loaded\n", len(set.Rules))
 			g, gctx := errgroup.WithContext(ctx)
+			g.Go(func() error { return runGateway(gctx, cfg, nc, js, log, out) })
 			host, _ := os.Hostname()
 			for i := range workers {
 				w, err := worker.New(nc, js, workerOptions(fmt.Sprintf("%s-%d-%d", host, os.Getpid(), i), sub, set, js, log))
@@ -152,11 +124,15 @@ it. Stops cleanly on SIGINT or SIGTERM.`,
 			}
 			err = g.Wait()
 			fmt.Fprintln(out, "stopped")
-			return err
+			if err != nil {
+				return exitWith(exitNotStored, "ponens serve: %v", err)
+			}
+			return nil
 		},
 	}
-	p.register(cmd)
+	registerNATS(cmd)
 	rf.register(cmd)
+	cmd.Flags().String("http", "", "ingest gateway address (gateway.listen, default 127.0.0.1:8080)")
 	cmd.Flags().IntVar(&workers, "workers", 2, "monitor workers in this process")
 	cmd.Flags().BoolVar(&demo, "demo", false, "publish a synthetic fleet of agents and report on it")
 	registerFleet(cmd, &demoCfg)
@@ -173,80 +149,82 @@ func registerFleet(cmd *cobra.Command, c *fleet.Config) {
 
 func newWorkerCommand() *cobra.Command {
 	var (
-		p  pipeline
-		rf ruleFlags
-		id string
+		rf   ruleFlags
+		name string
 	)
 	cmd := &cobra.Command{
-		Use:   "worker --url NATS --rules PATH... [--name NAME]",
+		Use:   "worker [--url NATS] --rules PATH... [--name NAME]",
 		Short: "Run one monitor worker against a NATS cluster",
 		Long: `Run one monitor worker: it joins the workers sharing the partitions of
 the events stream, takes the partitions rendezvous hashing gives it, and
 processes them until SIGINT or SIGTERM, when it checkpoints and hands them
-back.`,
+back. Connects to nats.url (--url), or to a running ` + "`ponens serve`" + ` at
+nats.listen.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if p.url == "" {
-				return exitWith(exitBadInput, "ponens: worker needs --url")
-			}
-			set, err := loadRules(cmd, &rf)
+			cfg, err := loadConfig(cmd, natsFlags)
 			if err != nil {
 				return err
 			}
-			ctx, stop := signalContext()
-			defer stop()
-			nc, js, err := p.connect(ctx, p.url)
+			set, err := rf.load(cfg.Rules.HighStakesPaths, cfg.Rules.Enforce)
 			if err != nil {
-				return exitWith(exitBadInput, "ponens: %v", err)
+				return err
+			}
+			ctx, stop := commandContext(cmd)
+			defer stop()
+			nc, js, err := openStreams(ctx, cfg.NATS, "ponens worker")
+			if err != nil {
+				return err
 			}
 			defer nc.Close()
-			if id == "" {
+			if name == "" {
 				host, _ := os.Hostname()
-				id = fmt.Sprintf("%s-%d", host, os.Getpid())
+				name = fmt.Sprintf("%s-%d", host, os.Getpid())
 			}
-			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
-			w, err := worker.New(nc, js, workerOptions(id, p.subjects(), set, js, log))
+			w, err := worker.New(nc, js, workerOptions(name, subjectsOf(cfg), set, js, newLogger(cmd, cfg.Log.Level)))
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "worker %s on %s\n", id, p.url)
+			fmt.Fprintf(cmd.OutOrStdout(), "worker %s on %s\n", name, natsURL(cfg.NATS))
 			return w.Run(ctx)
 		},
 	}
-	p.register(cmd)
+	registerNATS(cmd)
 	rf.register(cmd)
-	cmd.Flags().StringVar(&id, "name", "", "worker name, unique among the live workers (default host-pid)")
+	cmd.Flags().StringVar(&name, "name", "", "worker name, unique among the live workers (default host-pid)")
 	return cmd
 }
 
 func newDemoCommand() *cobra.Command {
 	var (
-		p    pipeline
 		c    fleet.Config
 		rate float64
 	)
 	cmd := &cobra.Command{
-		Use:   "demo --url NATS [--agents N] [--runs N] [--rate R] [--violations F]",
+		Use:   "demo [--url NATS] [--agents N] [--runs N] [--rate R] [--violations F]",
 		Short: "Publish a synthetic fleet of agents to a running ponens",
 		Long: `Publish a synthetic fleet of coding agents (compliant runs and runs that
 read nothing before editing, commit untested, write .env or vanish) with the
 Go client, at --rate events per second (0: as fast as acknowledged), then
-report the verdicts and alerts the running service produced.`,
+report the verdicts and alerts the running service produced. Connects to
+nats.url (--url), or to a running ` + "`ponens serve`" + ` at nats.listen.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			url := p.url
-			if url == "" {
-				url = "nats://" + p.listen
-			}
-			ctx, stop := signalContext()
-			defer stop()
-			nc, js, err := p.connect(ctx, url)
+			cfg, err := loadConfig(cmd, natsFlags)
 			if err != nil {
-				return exitWith(exitBadInput, "ponens: %v", err)
+				return err
+			}
+			ctx, stop := commandContext(cmd)
+			defer stop()
+			nc, js, err := openStreams(ctx, cfg.NATS, "ponens demo")
+			if err != nil {
+				return err
 			}
 			defer nc.Close()
-			return runDemo(ctx, cmd.OutOrStdout(), nc, js, p.subjects(), c, rate)
+			return runDemo(ctx, cmd.OutOrStdout(), nc, js, subjectsOf(cfg), c, rate)
 		},
 	}
-	p.register(cmd)
+	registerNATS(cmd)
 	registerFleet(cmd, &c)
 	cmd.Flags().Float64Var(&rate, "rate", 0, "events per second (0: unlimited)")
 	return cmd
@@ -329,4 +307,14 @@ func runDemo(ctx context.Context, out io.Writer, nc *nats.Conn, js natsjs.JetStr
 		fmt.Fprintf(out, "alert     %-36s %d\n", rule, n)
 	}
 	return nil
+}
+
+// loadRules loads the rules of rf with the configured high-stakes paths and
+// enforce switch.
+func loadRules(cmd *cobra.Command, rf *ruleFlags) (*ruleset.Set, error) {
+	cfg, err := loadConfig(cmd, nil)
+	if err != nil {
+		return nil, err
+	}
+	return rf.load(cfg.Rules.HighStakesPaths, cfg.Rules.Enforce)
 }

@@ -53,7 +53,7 @@ func (d *DeadLetters) Send(ctx context.Context, reason, source string, err error
 		text = strings.ReplaceAll(err.Error(), "\n", "; ")
 	}
 	if len(text) > maxErrorHeader {
-		text = text[:maxErrorHeader] + "…"
+		text = strings.ToValidUTF8(text[:maxErrorHeader], "") + "…"
 	}
 	msg.Header.Set(schema.HeaderError, text)
 	msg.Header.Set(schema.HeaderReason, reason)

@@ -20,7 +20,7 @@
 // # Publishing
 //
 // A Publisher validates each event, publishes it asynchronously on
-// schema.Subjects.Event(runId) with Nats-Msg-Id schema.EventMsgIDToken(runId,
+// schema.Subjects.Event(runId) with Nats-Msg-Id schema.EventMsgID(runId,
 // seq), keeps at most MaxInFlight events unacknowledged (Publish blocks when
 // that many are, which is the client's backpressure), and retries an event
 // whose acknowledgement timed out or whose publish failed for a transient

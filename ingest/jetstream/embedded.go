@@ -98,6 +98,9 @@ func StartEmbedded(opts EmbeddedOptions) (*server.Server, error) {
 			so.Routes = append(so.Routes, u...)
 		}
 	}
+	if err := portFree(host, port); err != nil {
+		return nil, fmt.Errorf("embedded nats: %w", err)
+	}
 	s, err := server.NewServer(so)
 	if err != nil {
 		return nil, fmt.Errorf("embedded nats: %w", err)
@@ -149,6 +152,19 @@ func WaitForMetaLeader(ctx context.Context, servers ...*server.Server) error {
 		case <-tick.C:
 		}
 	}
+}
+
+// portFree fails fast when a fixed port is taken: the server would only
+// log it and never become ready.
+func portFree(host string, port int) error {
+	if port <= 0 {
+		return nil
+	}
+	l, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+	if err != nil {
+		return err
+	}
+	return l.Close()
 }
 
 // splitHostPort splits host:port, allowing port -1 (any free port).

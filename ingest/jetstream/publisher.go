@@ -222,7 +222,7 @@ func (p *Publisher) publish(ctx context.Context, ev *schema.Event, report func(e
 	msg.Data = data
 	// Set once: retries resend msg as it is, so nothing mutates it while
 	// the client may still be encoding an earlier attempt.
-	msg.Header.Set(natsjs.MsgIDHeader, schema.EventMsgIDToken(ev.RunID, ev.Seq))
+	msg.Header.Set(natsjs.MsgIDHeader, schema.EventMsgID(ev.RunID, ev.Seq))
 	msg.Header.Set(natsjs.ExpectedStreamHeader, schema.StreamEvents)
 	if err := p.checkSize(msg); err != nil {
 		return fail(err)

@@ -91,7 +91,7 @@ func TestPublishTwiceStoresOnce(t *testing.T) {
 		t.Errorf("stats %+v", st)
 	}
 	msgs := readAll(t, js, schema.StreamEvents)
-	if id := msgs[0].Headers().Get(natsjs.MsgIDHeader); id != schema.EventMsgIDToken("run a", 1) {
+	if id := msgs[0].Headers().Get(natsjs.MsgIDHeader); id != schema.EventMsgID("run a", 1) {
 		t.Errorf("Nats-Msg-Id %q", id)
 	}
 }

@@ -3,6 +3,7 @@ package jetstream_test
 import (
 	"context"
 	"errors"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -104,5 +105,15 @@ func TestStartEmbeddedErrors(t *testing.T) {
 	}
 	if _, err := jetstream.StartEmbedded(jetstream.EmbeddedOptions{StoreDir: t.TempDir(), Listen: "127.0.0.1:x"}); err == nil {
 		t.Error("bad port accepted")
+	}
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	start := time.Now()
+	_, err = jetstream.StartEmbedded(jetstream.EmbeddedOptions{StoreDir: t.TempDir(), Listen: taken.Addr().String(), ReadyTimeout: time.Minute})
+	if err == nil || !strings.Contains(err.Error(), "address already in use") || time.Since(start) > 30*time.Second {
+		t.Errorf("port in use: %v after %s", err, time.Since(start))
 	}
 }

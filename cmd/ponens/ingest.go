@@ -1,0 +1,190 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	natsjs "github.com/nats-io/nats.go/jetstream"
+	"github.com/spf13/cobra"
+
+	"github.com/ponens/ponens/config"
+	"github.com/ponens/ponens/ingest/gateway"
+	"github.com/ponens/ponens/ingest/jetstream"
+)
+
+func init() { subcommands = append(subcommands, newIngestCommand) }
+
+// exitNotStored is the exit code of publish and ingest when the NATS side
+// failed: events could not be stored.
+const exitNotStored = 1
+
+func newIngestCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "ingest [--listen ADDR] [--url NATS] [--max-body BYTES] [--token TOKEN]",
+		Short: "Run the HTTP ingest gateway: POST /v1/events, published to NATS JetStream",
+		Long: `Serve the HTTP ingest gateway on --listen (gateway.listen). POST
+/v1/events takes one event, a JSON array of events (application/json) or
+JSON lines (application/x-ndjson); valid events are published to the EVENTS
+stream, invalid ones go to the DEADLETTER stream with their reason, and the
+answer lists each problem with its line and field: 200 when all were
+accepted, 207 when some were, 422 when none were, 400 for a body that is
+not JSON, 413 over --max-body (gateway.max_body_bytes), 401 without the
+bearer token when one is configured (gateway.token; prefer the
+PONENS_GATEWAY_TOKEN environment variable to --token, which other users
+can see). GET /healthz answers 200 while the NATS connection is up.
+
+Connects to nats.url (--url), or, when it is empty, to the embedded server
+of a running ` + "`ponens serve`" + ` at nats.listen, and provisions the streams.
+Stops on SIGINT or SIGTERM once the requests in progress are answered.
+Exit 0 after a clean stop, 1 when NATS cannot be reached or the address
+cannot be listened on, 2 on a bad configuration.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := loadConfig(cmd, map[string]string{
+				"listen": "gateway.listen", "url": "nats.url", "max-body": "gateway.max_body_bytes", "token": "gateway.token",
+			})
+			if err != nil {
+				return err
+			}
+			ctx, stop := commandContext(cmd)
+			defer stop()
+			log := newLogger(cmd, cfg.Log.Level)
+			nc, js, err := openStreams(ctx, cfg.NATS, "ponens ingest")
+			if err != nil {
+				return err
+			}
+			defer nc.Close()
+			if err := runGateway(ctx, cfg, nc, js, log, cmd.ErrOrStderr()); err != nil {
+				return exitWith(exitNotStored, "ponens ingest: %v", err)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().String("listen", "", "host:port to serve on (gateway.listen, default 127.0.0.1:8080)")
+	cmd.Flags().String("url", "", "NATS server URL (nats.url; empty: the embedded server at nats.listen)")
+	cmd.Flags().Int64("max-body", 0, "largest request body in bytes (gateway.max_body_bytes, default 8 MiB)")
+	cmd.Flags().String("token", "", "bearer token POSTs must carry (gateway.token; prefer PONENS_GATEWAY_TOKEN)")
+	return cmd
+}
+
+// runGateway serves the HTTP ingest gateway on gateway.listen until ctx
+// ends, then stops once the requests in progress are answered. It says
+// where it listens on announce.
+func runGateway(ctx context.Context, cfg config.Config, nc *nats.Conn, js natsjs.JetStream, log *slog.Logger, announce io.Writer) error {
+	subjects := streamConfig(cfg.NATS).Subjects()
+	pub := jetstream.NewPublisher(js, subjects, jetstream.PublisherOptions{})
+	defer pub.Close()
+	handler := gateway.New(gateway.Options{
+		MaxBodyBytes:  cfg.Gateway.MaxBodyBytes,
+		MaxEventBytes: cfg.Trace.MaxEventBytes,
+		Token:         cfg.Gateway.Token,
+		Health:        natsHealth(nc),
+		Logger:        log,
+	}, pub, jetstream.NewDeadLetters(js, subjects))
+	ln, err := net.Listen("tcp", cfg.Gateway.Listen)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	auth := ""
+	if cfg.Gateway.Token != "" {
+		auth = ", bearer token required"
+	}
+	fmt.Fprintf(announce, "gateway   http://%s/v1/events (POST), publishing to %s%s\n", ln.Addr(), natsURL(cfg.NATS), auth)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case <-ctx.Done():
+	case err := <-served:
+		return err
+	}
+	down, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err = srv.Shutdown(down)
+	if serr := <-served; !errors.Is(serr, http.ErrServerClosed) {
+		err = errors.Join(err, serr)
+	}
+	if perr := pub.Close(); perr != nil {
+		err = errors.Join(err, perr)
+	}
+	if err != nil {
+		return fmt.Errorf("stopping: %w", err)
+	}
+	return nil
+}
+
+// commandContext ends when cmd's context does or on SIGINT or SIGTERM.
+func commandContext(cmd *cobra.Command) (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+}
+
+// newLogger logs to cmd's stderr at level (log.level).
+func newLogger(cmd *cobra.Command, level string) *slog.Logger {
+	var l slog.Level
+	_ = l.UnmarshalText([]byte(level)) // validated by config
+	return slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: l}))
+}
+
+// natsURL is the server the commands connect to: nats.url, or the embedded
+// server `ponens serve` runs at nats.listen.
+func natsURL(c config.NATSConfig) string {
+	if c.URL != "" {
+		return c.URL
+	}
+	return "nats://" + c.Listen
+}
+
+// streamConfig is the shape of the streams the configuration asks for.
+func streamConfig(c config.NATSConfig) jetstream.StreamConfig {
+	return jetstream.StreamConfig{
+		Prefix:     c.Prefix,
+		Partitions: c.Partitions,
+		Duplicates: c.DuplicateWindow,
+		MaxAge:     c.MaxAge,
+		Replicas:   c.Replicas,
+	}
+}
+
+// openStreams connects to the configured NATS server and provisions the
+// streams. Its errors are exit errors: 2 when the configuration does not fit
+// the existing streams, 1 when the server cannot be reached or refuses.
+func openStreams(ctx context.Context, c config.NATSConfig, name string) (*nats.Conn, natsjs.JetStream, error) {
+	url := natsURL(c)
+	nc, err := nats.Connect(url, nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectWait(250*time.Millisecond))
+	if err != nil {
+		return nil, nil, exitWith(exitNotStored, "%s: connect to %s: %v", name, url, err)
+	}
+	js, err := natsjs.New(nc, natsjs.WithPublishAsyncTimeout(jetstream.DefaultTimeout))
+	if err == nil {
+		err = jetstream.Provision(ctx, js, streamConfig(c))
+	}
+	switch {
+	case errors.Is(err, jetstream.ErrPartitionChange):
+		nc.Close()
+		return nil, nil, exitWith(exitBadInput, "%s: %v", name, err)
+	case err != nil:
+		nc.Close()
+		return nil, nil, exitWith(exitNotStored, "%s: %s: %v", name, url, err)
+	}
+	return nc, js, nil
+}
+
+// natsHealth reports an error unless nc is connected.
+func natsHealth(nc *nats.Conn) func() error {
+	return func() error {
+		if s := nc.Status(); s != nats.CONNECTED {
+			return fmt.Errorf("nats: %s", s)
+		}
+		return nil
+	}
+}

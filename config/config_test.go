@@ -1,0 +1,117 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+// writeFile writes a config file into a temporary directory.
+func writeFile(t *testing.T, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "ponens.yaml")
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestDefaults(t *testing.T) {
+	c, err := Load("", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Default()
+	if c.NATS != want.NATS || c.Gateway != want.Gateway || c.Trace != want.Trace || c.Log != want.Log {
+		t.Errorf("Load() = %+v, want the defaults %+v", c, want)
+	}
+	n := c.NATS
+	if n.URL != "" || n.Prefix != "ponens" || n.Partitions != 16 || n.DuplicateWindow != 10*time.Minute ||
+		n.MaxAge != 168*time.Hour || n.Replicas != 1 || n.StoreDir != "data/nats" || n.Listen != "127.0.0.1:4222" {
+		t.Errorf("nats defaults %+v", n)
+	}
+	g := c.Gateway
+	if g.Listen != "127.0.0.1:8080" || g.MaxBodyBytes != 8<<20 || g.Token != "" {
+		t.Errorf("gateway defaults %+v", g)
+	}
+	keys := strings.Join(Keys(), " ")
+	for _, k := range []string{"nats.url", "nats.duplicate_window", "nats.store_dir", "gateway.max_body_bytes", "gateway.token"} {
+		if !strings.Contains(keys, k) {
+			t.Errorf("Keys() lacks %s: %s", k, keys)
+		}
+	}
+}
+
+func TestEnvironment(t *testing.T) {
+	t.Setenv("PONENS_NATS_PARTITIONS", "32")
+	t.Setenv("PONENS_NATS_DUPLICATE_WINDOW", "5m")
+	t.Setenv("PONENS_GATEWAY_TOKEN", "s3cret")
+	c, err := Load("", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.NATS.Partitions != 32 || c.NATS.DuplicateWindow != 5*time.Minute || c.Gateway.Token != "s3cret" {
+		t.Errorf("environment not applied: %+v %+v", c.NATS, c.Gateway)
+	}
+}
+
+func TestFileAndFlags(t *testing.T) {
+	p := writeFile(t, "nats:\n  url: nats://10.0.0.1:4222\n  max_age: 24h\ngateway:\n  max_body_bytes: 4096\n")
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	fs.String("listen", "", "")
+	if err := fs.Parse([]string{"--listen", "0.0.0.0:9090"}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load(p, fs, map[string]string{"listen": "gateway.listen"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.NATS.URL != "nats://10.0.0.1:4222" || c.NATS.MaxAge != 24*time.Hour || c.Gateway.MaxBodyBytes != 4096 || c.Gateway.Listen != "0.0.0.0:9090" {
+		t.Errorf("file and flags not applied: %+v %+v", c.NATS, c.Gateway)
+	}
+}
+
+func TestUnknownKey(t *testing.T) {
+	p := writeFile(t, "nats:\n  prefix: acme\n  partition: 8\n")
+	_, err := Load(p, nil, nil)
+	if err == nil || !strings.Contains(err.Error(), p+`:3:3: unknown key "nats.partition"`) {
+		t.Errorf("error = %v, want %s:3:3: unknown key", err, p)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(*Config)
+		want string
+	}{
+		{"partitions", func(c *Config) { c.NATS.Partitions = 0 }, "nats.partitions: must be from 1 to 4096, got 0"},
+		{"prefix", func(c *Config) { c.NATS.Prefix = "a.*" }, `nats.prefix: must be dot-separated tokens of letters, digits, '-' and '_', got "a.*"`},
+		{"window", func(c *Config) { c.NATS.DuplicateWindow = 0 }, "nats.duplicate_window: must be positive, got 0s"},
+		{"window over age", func(c *Config) { c.NATS.MaxAge = time.Minute }, "nats.duplicate_window: must not exceed nats.max_age (1m0s), got 10m0s"},
+		{"max age", func(c *Config) { c.NATS.MaxAge = -time.Second }, "nats.max_age: must not be negative"},
+		{"replicas", func(c *Config) { c.NATS.Replicas = 7 }, "nats.replicas: must be from 1 to 5, got 7"},
+		{"store", func(c *Config) { c.NATS.StoreDir = "" }, "nats.store_dir: must be set when nats.url is empty"},
+		{"url", func(c *Config) { c.NATS.URL = "nats://a:1,,nats://b:2" }, "nats.url: must be one or more comma-separated server URLs"},
+		{"nats listen", func(c *Config) { c.NATS.Listen = "4222" }, `nats.listen: must be host:port, got "4222"`},
+		{"gateway listen", func(c *Config) { c.Gateway.Listen = "localhost:http" }, `gateway.listen: port must be a number from 0 to 65535, got "localhost:http"`},
+		{"body", func(c *Config) { c.Gateway.MaxBodyBytes = 10 }, "gateway.max_body_bytes: must be at least 1024, got 10"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := Default()
+			tc.edit(&c)
+			if err := c.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Validate() = %v, want %q", err, tc.want)
+			}
+		})
+	}
+	c := Default()
+	c.NATS.URL, c.NATS.StoreDir = "nats://a:1", ""
+	if err := c.Validate(); err != nil {
+		t.Errorf("an external server needs no store_dir: %v", err)
+	}
+}

@@ -1,0 +1,54 @@
+// Package gateway is the HTTP ingest gateway: agents that cannot speak NATS
+// POST their events, and the gateway validates them at the edge, publishes
+// the valid ones and dead-letters the rest, answering with what happened to
+// each.
+//
+// # API
+//
+//	POST /v1/events   one event, a JSON array of events, or JSON lines
+//	GET  /healthz     {"status": "ok"}, or 503 when the NATS side is down
+//
+// The body's Content-Type says its form: application/json (or none) for one
+// object or an array of them (a body of several objects, one per line, is
+// taken as JSON lines too); application/x-ndjson, application/jsonl,
+// application/x-jsonlines or text/plain for JSON lines. Anything else is
+// 415. With a token configured, POST needs "Authorization: Bearer <token>"
+// (401 otherwise); /healthz needs nothing.
+//
+// Each event is decoded and validated like a line of an event file
+// (schema.DecodeEvent), except for ordering, which the monitor workers
+// check across requests. Every valid event is published and every invalid
+// one goes to the dead-letter stream with its reason (malformed, invalid,
+// unknown-type, too-large), the error and its original bytes. The response
+// counts them and lists each problem:
+//
+//	{"accepted": 2, "rejected": 1, "errors": [{"line": 3, "column": 41,
+//	  "index": 2, "field": "type", "reason": "unknown-type",
+//	  "error": "unknown event type: expected one of run.start, …, got \"nope\""}]}
+//
+// line and column locate the problem in the body (1-based); index is the
+// event's position among the body's events (0-based: the array index, or
+// the count of non-blank lines before it); field is the JSON path in the
+// event, "" for the whole event.
+//
+// # Status codes
+//
+//	200  every event accepted (also for an empty array)
+//	207  some accepted, some rejected: read errors
+//	422  every event rejected
+//	400  the body is not JSON at all (empty, or not starting with { or [);
+//	     it is dead-lettered as malformed
+//	413  the body exceeds the size limit; its first bytes are dead-lettered
+//	     as too-large, with the size noted
+//	401  token missing or wrong;  415  unsupported Content-Type
+//	503  the events or dead letters could not be stored; accepted counts
+//	     those that were. Sending the same body again is safe: events carry
+//	     their Nats-Msg-Id, so the stored ones are not stored twice (dead
+//	     letters may be).
+//
+// "accepted" means stored in the EVENTS stream (acknowledged, or already
+// there), not merely received. 207 is used for partial success, as in
+// WebDAV, so that a client that checks only for 2xx learns nothing was
+// lost while a client that reads the body learns what was rejected; 422
+// keeps a body of only bad events a client error.
+package gateway
