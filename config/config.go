@@ -30,6 +30,42 @@ type Config struct {
 
 	NATS    NATSConfig    `mapstructure:"nats" yaml:"nats"`
 	Gateway GatewayConfig `mapstructure:"gateway" yaml:"gateway"`
+	Worker  WorkerConfig  `mapstructure:"worker" yaml:"worker"`
+}
+
+// WorkerConfig tunes the monitor workers.
+type WorkerConfig struct {
+	// LeaseTTL is how long a worker's membership and partition leases
+	// outlive their last renewal: a dead worker's partitions move after it.
+	LeaseTTL time.Duration `mapstructure:"lease_ttl" yaml:"lease_ttl"`
+	// CheckpointEvery is how often a partition checkpoints and acks.
+	CheckpointEvery time.Duration `mapstructure:"checkpoint_every" yaml:"checkpoint_every"`
+	// IdleAfter ends a run with no event for this long (its pending rules
+	// become unresolved).
+	IdleAfter time.Duration `mapstructure:"idle_after" yaml:"idle_after"`
+	// GapTimeout is how long a run waits for a missing seq.
+	GapTimeout time.Duration `mapstructure:"gap_timeout" yaml:"gap_timeout"`
+	// MaxBuffered bounds the out-of-order events held per run.
+	MaxBuffered int `mapstructure:"max_buffered" yaml:"max_buffered"`
+}
+
+func (w WorkerConfig) validate() []string {
+	var errs []string
+	for _, d := range []struct {
+		key string
+		v   time.Duration
+	}{{"worker.lease_ttl", w.LeaseTTL}, {"worker.checkpoint_every", w.CheckpointEvery}, {"worker.idle_after", w.IdleAfter}, {"worker.gap_timeout", w.GapTimeout}} {
+		if d.v <= 0 {
+			errs = append(errs, fmt.Sprintf("%s: must be positive, got %s", d.key, d.v))
+		}
+	}
+	if w.MaxBuffered < 1 {
+		errs = append(errs, fmt.Sprintf("worker.max_buffered: must be at least 1, got %d", w.MaxBuffered))
+	}
+	if w.CheckpointEvery >= w.LeaseTTL && w.LeaseTTL > 0 {
+		errs = append(errs, fmt.Sprintf("worker.checkpoint_every: must be shorter than worker.lease_ttl (%s), got %s", w.LeaseTTL, w.CheckpointEvery))
+	}
+	return errs
 }
 
 // TraceConfig bounds what the trace readers accept.
@@ -106,6 +142,13 @@ func Default() Config {
 			Listen:       "127.0.0.1:8080",
 			MaxBodyBytes: 8 << 20,
 		},
+		Worker: WorkerConfig{
+			LeaseTTL:        3 * time.Second,
+			CheckpointEvery: 250 * time.Millisecond,
+			IdleAfter:       10 * time.Minute,
+			GapTimeout:      5 * time.Second,
+			MaxBuffered:     1024,
+		},
 	}
 }
 
@@ -166,6 +209,7 @@ func (c Config) Validate() error {
 	}
 	errs = append(errs, c.NATS.validate()...)
 	errs = append(errs, c.Gateway.validate()...)
+	errs = append(errs, c.Worker.validate()...)
 	if len(errs) > 0 {
 		return fmt.Errorf("config: %s", strings.Join(errs, "; "))
 	}

@@ -115,3 +115,18 @@ func TestValidate(t *testing.T) {
 		t.Errorf("an external server needs no store_dir: %v", err)
 	}
 }
+
+func TestWorkerKeys(t *testing.T) {
+	t.Setenv("PONENS_WORKER_IDLE_AFTER", "90s")
+	c, err := Load("", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Worker.IdleAfter.Seconds() != 90 || c.Worker.LeaseTTL.Seconds() != 3 {
+		t.Errorf("worker config %+v", c.Worker)
+	}
+	t.Setenv("PONENS_WORKER_CHECKPOINT_EVERY", "5s")
+	if _, err := Load("", nil, nil); err == nil || !strings.Contains(err.Error(), "worker.checkpoint_every: must be shorter than worker.lease_ttl") {
+		t.Errorf("checkpoint slower than the lease: %v", err)
+	}
+}

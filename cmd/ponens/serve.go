@@ -47,9 +47,11 @@ func registerNATS(cmd *cobra.Command) {
 
 func subjectsOf(c config.Config) schema.Subjects { return streamConfig(c.NATS).Subjects() }
 
-func workerOptions(id string, sub schema.Subjects, set *ruleset.Set, js natsjs.JetStream, log *slog.Logger) worker.Options {
+func workerOptions(id string, sub schema.Subjects, set *ruleset.Set, js natsjs.JetStream, log *slog.Logger, c config.Config) worker.Options {
 	dl := jetstream.NewDeadLetters(js, sub)
 	return worker.Options{ID: id, Subjects: sub, Rules: set, Logger: log,
+		LeaseTTL: c.Worker.LeaseTTL, CheckpointEvery: c.Worker.CheckpointEvery, IdleAfter: c.Worker.IdleAfter,
+		GapTimeout: c.Worker.GapTimeout, MaxBuffered: c.Worker.MaxBuffered, MaxEventBytes: c.Trace.MaxEventBytes,
 		DeadLetter: func(ctx context.Context, reason string, err error, payload []byte) error {
 			return dl.Send(ctx, reason, "worker", err, payload)
 		}}
@@ -112,7 +114,7 @@ it. Stops cleanly on SIGINT or SIGTERM.`,
 			g.Go(func() error { return runGateway(gctx, cfg, nc, js, log, out) })
 			host, _ := os.Hostname()
 			for i := range workers {
-				w, err := worker.New(nc, js, workerOptions(fmt.Sprintf("%s-%d-%d", host, os.Getpid(), i), sub, set, js, log))
+				w, err := worker.New(nc, js, workerOptions(fmt.Sprintf("%s-%d-%d", host, os.Getpid(), i), sub, set, js, log, cfg))
 				if err != nil {
 					return err
 				}
@@ -181,7 +183,7 @@ nats.listen.`,
 				host, _ := os.Hostname()
 				name = fmt.Sprintf("%s-%d", host, os.Getpid())
 			}
-			w, err := worker.New(nc, js, workerOptions(name, subjectsOf(cfg), set, js, newLogger(cmd, cfg.Log.Level)))
+			w, err := worker.New(nc, js, workerOptions(name, subjectsOf(cfg), set, js, newLogger(cmd, cfg.Log.Level), cfg))
 			if err != nil {
 				return err
 			}
