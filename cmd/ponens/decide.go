@@ -2,12 +2,17 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
+	"time"
+
+	"github.com/nats-io/nats.go"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ponens/ponens/ingest/jetstream"
 	"github.com/ponens/ponens/monitor"
 	"github.com/ponens/ponens/policy/policymd"
 	"github.com/ponens/ponens/schema"
@@ -17,23 +22,45 @@ func init() { subcommands = append(subcommands, newDecideCommand) }
 
 func newDecideCommand() *cobra.Command {
 	var rf ruleFlags
-	var history string
+	var history, runID string
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "decide [--json] --rules PATH... [--history TRACE] INTENT.json",
+		Use:   "decide [--json] (--rules PATH... [--history TRACE] | --run ID [--url NATS]) INTENT.json",
 		Short: "Decide whether a proposed step may run: allow, deny or require_approval",
 		Long: `Judge a proposed step before it runs. INTENT.json is an ActionIntent
 (seed 004 §5), an action object, or an action event. The answer combines the
 POLICY.md authorization engine with every temporal rule whose mode is deny,
 suspend or abort that the step would violate, given the run's history (a
-trace file with one run); the history is not changed. Rule modes are
+trace file with one run); the history is not changed. With --run, the
+question goes to the running service instead: the worker that owns the run
+answers from the run's live state. Rule modes are
 enforced for the decision whatever the rules file says about enforce.
 Exit 0 for any decision, 2 on bad input.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := loadConfig(cmd, nil)
+			cfg, err := loadConfig(cmd, map[string]string{"url": "nats.url"})
 			if err != nil {
 				return err
+			}
+			if runID != "" { // ask the live service
+				action, err := readProposal(args[0], 0)
+				if err != nil {
+					return exitWith(exitBadInput, "%v", err)
+				}
+				ctx, stop := commandContext(cmd)
+				defer stop()
+				nc, err := nats.Connect(natsURL(cfg.NATS), nats.Name("ponens decide"))
+				if err != nil {
+					return exitWith(exitNotStored, "ponens decide: %v", err)
+				}
+				defer nc.Close()
+				ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+				defer cancel()
+				d, err := jetstream.Decide(ctx, nc, subjectsOf(cfg), runID, action)
+				if err != nil {
+					return exitWith(exitNotStored, "ponens decide: %v", err)
+				}
+				return printDecision(cmd, d, asJSON)
 			}
 			set, err := rf.load(cfg.Rules.HighStakesPaths, true)
 			if err != nil {
@@ -72,25 +99,28 @@ Exit 0 for any decision, 2 on bad input.`,
 			if err != nil {
 				return exitWith(exitBadInput, "%v", err)
 			}
-			d := run.Decide(action)
-			out := cmd.OutOrStdout()
-			if asJSON {
-				enc := json.NewEncoder(out)
-				enc.SetEscapeHTML(false)
-				return enc.Encode(d)
-			}
-			fmt.Fprintf(out, "%s", d.Decision)
-			if d.Rule != nil {
-				fmt.Fprintf(out, " by %s (%s)", *d.Rule, *d.Source)
-			}
-			fmt.Fprintf(out, ": %s\n", d.Reason)
-			return nil
+			return printDecision(cmd, run.Decide(action), asJSON)
 		},
 	}
 	rf.register(cmd)
 	cmd.Flags().StringVar(&history, "history", "", "the run so far: a trace file with one run")
+	cmd.Flags().StringVar(&runID, "run", "", "ask the running service (nats.url, --url) about this run instead of deciding locally")
+	cmd.Flags().String("url", "", "NATS URL of the running service (nats.url; empty: a local ponens serve at nats.listen)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"decision","rule","reason","source"}`)
 	return cmd
+}
+
+func printDecision(cmd *cobra.Command, d monitor.Decision, asJSON bool) error {
+	out := cmd.OutOrStdout()
+	if asJSON {
+		return writeJSONLines(out, []monitor.Decision{d})
+	}
+	fmt.Fprintf(out, "%s", d.Decision)
+	if d.Rule != nil {
+		fmt.Fprintf(out, " by %s (%s)", *d.Rule, *d.Source)
+	}
+	fmt.Fprintf(out, ": %s\n", d.Reason)
+	return nil
 }
 
 // readProposal reads the proposed step: an action event, an action object

@@ -13,8 +13,9 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
+	natsjs "github.com/nats-io/nats.go/jetstream"
 
+	"github.com/ponens/ponens/ingest/jetstream"
 	"github.com/ponens/ponens/internal/gen"
 	"github.com/ponens/ponens/monitor"
 	"github.com/ponens/ponens/policy/ruleset"
@@ -30,7 +31,7 @@ var subjects = schema.Subjects{Prefix: "ponens", Partitions: testPartitions}
 
 // startJS starts an in-process JetStream server on a loopback port with the
 // streams of the pipeline.
-func startJS(t *testing.T) (*nats.Conn, jetstream.JetStream) {
+func startJS(t *testing.T) (*nats.Conn, natsjs.JetStream) {
 	t.Helper()
 	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
 	if err != nil {
@@ -46,14 +47,14 @@ func startJS(t *testing.T) (*nats.Conn, jetstream.JetStream) {
 		t.Fatal(err)
 	}
 	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
+	js, err := natsjs.New(nc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	for _, cfg := range []jetstream.StreamConfig{
+	for _, cfg := range []natsjs.StreamConfig{
 		{Name: schema.StreamEvents, Subjects: []string{subjects.EventsIn()}, Duplicates: 10 * time.Minute,
-			SubjectTransform: &jetstream.SubjectTransformConfig{Source: subjects.EventsIn(), Destination: subjects.PartitionTransform()}},
+			SubjectTransform: &natsjs.SubjectTransformConfig{Source: subjects.EventsIn(), Destination: subjects.PartitionTransform()}},
 		{Name: schema.StreamVerdicts, Subjects: []string{subjects.VerdictsIn()}, Duplicates: 10 * time.Minute},
 		{Name: schema.StreamDeadLetter, Subjects: []string{subjects.DeadLettersIn()}},
 	} {
@@ -64,18 +65,18 @@ func startJS(t *testing.T) (*nats.Conn, jetstream.JetStream) {
 	return nc, js
 }
 
-func connect(t *testing.T, url string) (*nats.Conn, jetstream.JetStream) {
+func connect(t *testing.T, url string) (*nats.Conn, natsjs.JetStream) {
 	t.Helper()
 	nc, err := nats.Connect(url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(nc.Close)
-	js, _ := jetstream.New(nc)
+	js, _ := natsjs.New(nc)
 	return nc, js
 }
 
-func deadLetters(js jetstream.JetStream) func(context.Context, string, error, []byte) error {
+func deadLetters(js natsjs.JetStream) func(context.Context, string, error, []byte) error {
 	return func(ctx context.Context, reason string, err error, payload []byte) error {
 		msg := nats.NewMsg(subjects.DeadLetter(reason))
 		msg.Header.Set(schema.HeaderReason, reason)
@@ -97,12 +98,12 @@ func rules(t *testing.T) *ruleset.Set {
 	return set
 }
 
-func publish(t *testing.T, js jetstream.JetStream, ev *schema.Event, msgID string) {
+func publish(t *testing.T, js natsjs.JetStream, ev *schema.Event, msgID string) {
 	t.Helper()
 	data, _ := json.Marshal(ev)
 	msg := nats.NewMsg(subjects.Event(ev.RunID))
 	msg.Data = data
-	msg.Header.Set(jetstream.MsgIDHeader, msgID)
+	msg.Header.Set(natsjs.MsgIDHeader, msgID)
 	if _, err := js.PublishMsg(context.Background(), msg); err != nil {
 		t.Fatal(err)
 	}
@@ -180,10 +181,10 @@ func line(v schema.VerdictEvent) string {
 }
 
 // stored reads the verdicts stream, per run in stream order.
-func stored(t *testing.T, js jetstream.JetStream) (map[string][]string, int) {
+func stored(t *testing.T, js natsjs.JetStream) (map[string][]string, int) {
 	t.Helper()
 	ctx := context.Background()
-	c, err := js.OrderedConsumer(ctx, schema.StreamVerdicts, jetstream.OrderedConsumerConfig{})
+	c, err := js.OrderedConsumer(ctx, schema.StreamVerdicts, natsjs.OrderedConsumerConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +192,7 @@ func stored(t *testing.T, js jetstream.JetStream) (map[string][]string, int) {
 	total := int(info.CachedInfo().State.Msgs)
 	out := map[string][]string{}
 	for i := 0; i < total; i++ {
-		m, err := c.Next(jetstream.FetchMaxWait(5 * time.Second))
+		m, err := c.Next(natsjs.FetchMaxWait(5 * time.Second))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -216,7 +217,7 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 	}
 }
 
-func verdictCount(js jetstream.JetStream) int {
+func verdictCount(js natsjs.JetStream) int {
 	info, err := js.Stream(context.Background(), schema.StreamVerdicts)
 	if err != nil {
 		return -1
@@ -224,7 +225,7 @@ func verdictCount(js jetstream.JetStream) int {
 	return int(info.CachedInfo().State.Msgs)
 }
 
-func startWorker(t *testing.T, nc *nats.Conn, js jetstream.JetStream, id string, set *ruleset.Set) (*Worker, context.CancelFunc, chan struct{}) {
+func startWorker(t *testing.T, nc *nats.Conn, js natsjs.JetStream, id string, set *ruleset.Set) (*Worker, context.CancelFunc, chan struct{}) {
 	t.Helper()
 	w, err := New(nc, js, Options{ID: id, Subjects: subjects, Rules: set, LeaseTTL: time.Second, Logger: quiet,
 		CheckpointEvery: 50 * time.Millisecond, IdleAfter: 400 * time.Millisecond, GapTimeout: 300 * time.Millisecond, MaxEventBytes: 8 << 10,
@@ -390,10 +391,10 @@ func TestBadInputAndGaps(t *testing.T) {
 		if err != nil || info.CachedInfo().State.Msgs < 5 {
 			return nil
 		}
-		c, _ := js.OrderedConsumer(ctx, schema.StreamDeadLetter, jetstream.OrderedConsumerConfig{})
+		c, _ := js.OrderedConsumer(ctx, schema.StreamDeadLetter, natsjs.OrderedConsumerConfig{})
 		var out []string
 		for range info.CachedInfo().State.Msgs {
-			m, err := c.Next(jetstream.FetchMaxWait(time.Second))
+			m, err := c.Next(natsjs.FetchMaxWait(time.Second))
 			if err != nil {
 				return nil
 			}
@@ -434,11 +435,13 @@ func TestDecideOverNATS(t *testing.T) {
 	defer func() { cancel(); <-done }()
 	waitFor(t, 10*time.Second, "the partition to be owned", func() bool { return len(w.Owned()) == testPartitions })
 	ask := func(run string, a schema.Action) monitor.Decision {
-		body, _ := json.Marshal(map[string]any{"runId": run, "action": a})
 		var d monitor.Decision
 		waitFor(t, 10*time.Second, "an answer", func() bool {
-			m, err := nc.Request(subjects.Decide(subjects.PartitionOf(run)), body, 2*time.Second)
-			return err == nil && json.Unmarshal(m.Data, &d) == nil && d.Decision != ""
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			var err error
+			d, err = jetstream.Decide(ctx, nc, subjects, run, &a)
+			return err == nil
 		})
 		return d
 	}
