@@ -282,17 +282,6 @@ func IsCurrentAction(name string) bool {
 	return utf8.RuneCountInString(name) == 1 || name == "self"
 }
 
-// IsStateLeaf reports whether f is a leaf of the temporal structure: a
-// formula that is neither a temporal operator nor a boolean connective.
-// Leaves are what is evaluated at a single position.
-func IsStateLeaf(f Formula) bool {
-	switch f.(type) {
-	case *Unary, *Binary, *Bool:
-		return false
-	}
-	return true
-}
-
 // PositionIndependent reports whether the state leaf f does not refer to the
 // position it is evaluated at: no atom of the action, no current-action name
 // or field (count(EditFile) ≤ 3, ¬∃ r ∈ residuals . …, end_event).

@@ -93,9 +93,6 @@ func New(src string) *Scanner { return &Scanner{src: src, lastEnd: -1} }
 // Err returns the message that goes with the last Illegal token.
 func (s *Scanner) Err() string { return s.err }
 
-// Offset returns the byte offset where the next token will be looked for.
-func (s *Scanner) Offset() int { return s.off }
-
 // Reset moves the scanner back to off (the Start of a token it returned).
 func (s *Scanner) Reset(off int) { s.off = off; s.lastEnd = -1 }
 
