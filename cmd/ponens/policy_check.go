@@ -37,7 +37,7 @@ every rule is valid, 2 otherwise.`,
 				if r.Declared != nil {
 					declared = r.Declared.String()
 				}
-				rows = append(rows, row{ID: r.ID, File: r.File, Level: r.Level.String(), DeclaredLevel: declared, Printed: r.Text})
+				rows = append(rows, row{ID: r.ID, File: r.File, Level: levelOf(r), DeclaredLevel: declared, Printed: r.Text})
 			}
 			for _, p := range probs {
 				rows = append(rows, row{ID: p.RuleID, File: p.File, Error: p.Error()})
@@ -49,7 +49,7 @@ every rule is valid, 2 otherwise.`,
 				}
 			} else {
 				for _, r := range set.Rules {
-					fmt.Fprintf(out, "ok    %s  %s  %s\n", r.ID, r.Level, r.Text)
+					fmt.Fprintf(out, "ok    %s  %s  %s\n", r.ID, levelOf(r), r.Text)
 				}
 				for _, p := range probs {
 					fmt.Fprintf(cmd.ErrOrStderr(), "error %s\n", p.Error())
@@ -66,4 +66,13 @@ every rule is valid, 2 otherwise.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "one JSON object per rule per line")
 	return cmd
+}
+
+// levelOf is a rule's language level, or "policy.md" for a capability rule
+// of a POLICY.md file, which has no formula.
+func levelOf(r *ruleset.Rule) string {
+	if r.Capability != nil {
+		return "policy.md"
+	}
+	return r.Level.String()
 }
