@@ -24,7 +24,7 @@ type Engine struct {
 	vals   [][]bool              // scratch: proposition values per program
 	out    []schema.VerdictEvent // scratch: the verdicts of the event being added
 
-	keepPositions bool // a structural rule reads the run's actions
+	keepPositions bool // a rule reads the run's actions or telemetry
 	keepGraph     bool // a scoped or structural rule reads the artifact graph
 
 	// POLICY.md: the authorization engine over every loaded policy, and
@@ -58,7 +58,8 @@ func NewEngine(set *ruleset.Set) (*Engine, []error) {
 		e.vals = append(e.vals, make([]bool, len(p.props)))
 		switch r.Level {
 		case ltl.Structural:
-			e.keepPositions, e.keepGraph = true, true
+			e.keepGraph = true
+			e.keepPositions = e.keepPositions || readsActions(r.Formula, set.Opts.Predicates, map[string]bool{})
 		case ltl.ScopedTemporal:
 			e.keepGraph = true
 		}
@@ -67,6 +68,25 @@ func NewEngine(set *ruleset.Set) (*Engine, []error) {
 		e.capEngine = policymd.NewEngine(set.Policies)
 	}
 	return e, errs
+}
+
+// readsActions reports whether f, or a user predicate it uses, reads the
+// run's actions or telemetry (ltl.ReadsActions).
+func readsActions(f ltl.Formula, preds map[string]ltl.Formula, seen map[string]bool) bool {
+	if ltl.ReadsActions(f) {
+		return true
+	}
+	found := false
+	ltl.Walk(f, func(n ltl.Node) bool {
+		if a, ok := n.(*ltl.Atom); ok && !seen[a.Name] {
+			if p, ok := preds[a.Name]; ok {
+				seen[a.Name] = true
+				found = found || readsActions(p, preds, seen)
+			}
+		}
+		return !found
+	})
+	return found
 }
 
 // Rule describes a compiled rule for the rule manifest.

@@ -344,3 +344,23 @@ func with(bound map[string]bool, name string) map[string]bool {
 	out[name] = true
 	return out
 }
+
+// ReadsActions reports whether f reads the run's actions or telemetry as
+// collections: count(…), a quantifier without a domain (which ranges over
+// the actions), or the names actions and telemetry. A monitor keeps a run's
+// positions only for rules that do.
+func ReadsActions(f Formula) bool {
+	found := false
+	Walk(f, func(n Node) bool {
+		switch n := n.(type) {
+		case *Count:
+			found = true
+		case *Quantified:
+			found = found || n.Domain == nil
+		case *Ident:
+			found = found || n.Name == "actions" || n.Name == "telemetry"
+		}
+		return !found
+	})
+	return found
+}

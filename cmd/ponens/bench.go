@@ -1,0 +1,450 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	natsjs "github.com/nats-io/nats.go/jetstream"
+	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/ponens/ponens/config"
+	"github.com/ponens/ponens/ingest/jetstream"
+	"github.com/ponens/ponens/internal/loadgen"
+	"github.com/ponens/ponens/monitor/worker"
+	"github.com/ponens/ponens/policy/ruleset"
+	"github.com/ponens/ponens/query/alert"
+	"github.com/ponens/ponens/schema"
+)
+
+func init() { subcommands = append(subcommands, newBenchCommand) }
+
+// defaultBenchRules is what the embedded pipeline of `ponens bench` loads
+// when no --rules or --formula is given.
+const defaultBenchRules = "examples/rules"
+
+// benchFlags are the flags of `ponens bench`.
+type benchFlags struct {
+	url          string
+	prefix       string
+	partitions   int
+	workers      int
+	rf           ruleFlags
+	duration     time.Duration
+	runs         int
+	rate         float64
+	violations   float64
+	seed         uint64
+	inFlight     int
+	maxBacklog   int
+	drainTimeout time.Duration
+	asJSON       bool
+	cpuProfile   string
+	memProfile   string
+	samples      string
+}
+
+func newBenchCommand() *cobra.Command {
+	var f benchFlags
+	cmd := &cobra.Command{
+		Use:   "bench [--url NATS] [--duration D] [--runs N] [--rate R] [--json]",
+		Short: "Load the streaming pipeline and measure throughput, latency and memory",
+		Long: `Publish a reproducible load (fixed --seed) of --runs concurrent agent runs
+and measure the pipeline end to end: events per second acknowledged by the
+stream and processed by the workers (verdicts stored), publish → verdict and
+publish → alert latency (p50, p99), the runs held open, and resident memory.
+
+All runs start first; then one action of each run in turn for --duration,
+at --rate events per second (0: as fast as the pipeline absorbs them, with at
+most --max-backlog events waiting for a worker); after the measurement every
+run is closed. A share --violations of the actions are mistakes, so that
+there are violations and alerts to time.
+
+Without --url it starts the pipeline of ` + "`ponens serve`" + ` in this process, on
+loopback, with a temporary JetStream store that is removed afterwards:
+an embedded NATS server, --workers monitor workers with --rules (default
+` + defaultBenchRules + `) and the alert stage; the resident memory is then this
+process's. With --url it loads a running ` + "`ponens serve`" + ` (same --prefix and
+--partitions) and does not measure its memory. docs/LOAD.md defines every
+figure. Stops by itself, or on SIGINT or SIGTERM.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			err := runBench(cmd, &f)
+			var ex *exitError
+			if err != nil && !errors.As(err, &ex) {
+				err = exitWith(exitBadInput, "ponens bench: %v", err)
+			}
+			return err
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.url, "url", "", "NATS URL of a running `ponens serve` (empty: start an embedded pipeline)")
+	fl.StringVar(&f.prefix, "prefix", schema.DefaultPrefix, "subject and stream prefix")
+	fl.IntVar(&f.partitions, "partitions", 16, "partitions of the events stream")
+	fl.IntVar(&f.workers, "workers", 2, "embedded: monitor workers")
+	f.rf.register(cmd)
+	fl.DurationVar(&f.duration, "duration", 10*time.Second, "how long actions are published")
+	fl.IntVar(&f.runs, "runs", 1000, "concurrent runs, all open during the measurement")
+	fl.Float64Var(&f.rate, "rate", 0, "events per second (0: as fast as the pipeline absorbs them)")
+	fl.Float64Var(&f.violations, "violations", 0.005, "chance that an action breaks a rule")
+	fl.Uint64Var(&f.seed, "seed", 1, "seed of the load")
+	fl.IntVar(&f.inFlight, "in-flight", 4096, "events published but not yet acknowledged by the stream, at most")
+	fl.IntVar(&f.maxBacklog, "max-backlog", 50_000, "hold publishing back while more events than this wait for a worker")
+	fl.DurationVar(&f.drainTimeout, "drain-timeout", 60*time.Second, "how long to wait for the workers to catch up")
+	fl.BoolVar(&f.asJSON, "json", false, "print the result as one JSON object")
+	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the load to this file")
+	fl.StringVar(&f.memProfile, "memprofile", "", "write a heap profile at the measuring point to this file")
+	fl.StringVar(&f.samples, "samples", "", "write every latency sample (kind, published at, latency) as CSV to this file")
+	_ = fl.MarkHidden("samples")
+	_ = fl.MarkHidden("cpuprofile")
+	_ = fl.MarkHidden("memprofile")
+	return cmd
+}
+
+func runBench(cmd *cobra.Command, f *benchFlags) error {
+	if f.url != "" {
+		for _, name := range []string{"workers", "rules", "formula", "id"} {
+			if cmd.Flags().Changed(name) {
+				return exitWith(exitBadInput, "ponens bench: --%s is for the embedded pipeline; with --url the running server's workers and rules are used", name)
+			}
+		}
+	}
+	if f.partitions < 1 || f.workers < 1 {
+		return exitWith(exitBadInput, "ponens bench: --partitions and --workers must be at least 1")
+	}
+	ctx, stop := commandContext(cmd)
+	defer stop()
+	out := cmd.OutOrStdout()
+	sub := schema.Subjects{Prefix: f.prefix, Partitions: f.partitions}
+	opts := loadgen.Options{
+		Subjects: sub, Runs: f.runs, Duration: f.duration, Rate: f.rate, Violations: f.violations, Seed: f.seed,
+		MaxInFlight: f.inFlight, MaxBacklog: f.maxBacklog, DrainTimeout: f.drainTimeout,
+		KeepSamples: f.samples != "",
+	}
+	if !f.asJSON {
+		opts.Progress = cmd.ErrOrStderr()
+	}
+
+	url, where := f.url, ""
+	if f.url == "" {
+		cfg, err := loadConfig(cmd, nil)
+		if err != nil {
+			return err
+		}
+		set, err := benchRules(cmd, &f.rf)
+		if err != nil {
+			return err
+		}
+		level := new(slog.LevelVar)
+		level.Set(slog.LevelWarn)
+		log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
+		e, err := startEmbedded(ctx, f, cfg, set, log)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			// Stopping, a worker warns of every lease it could not renew
+			// because it was stopping: not news.
+			level.Set(slog.LevelError)
+			e.stop()
+		}()
+		url = e.srv.ClientURL()
+		where = fmt.Sprintf("embedded pipeline on %s: NATS JetStream (temporary store), %d workers, %d rules, alert stage", url, f.workers, len(set.Rules))
+		opts.Measure = measureProcess(f.memProfile)
+	} else {
+		// A server that keeps its streams has seen earlier loads: new runIds.
+		opts.RunPrefix = "bench-" + strconv.FormatInt(time.Now().UnixMilli(), 36) + "-r"
+		where = "ponens serve at " + f.url
+	}
+
+	pubConn, err := nats.Connect(url, nats.Name("ponens-bench-publish"))
+	if err != nil {
+		return exitWith(exitBadInput, "ponens bench: connect %s: %v", url, err)
+	}
+	defer pubConn.Close()
+	subConn, err := nats.Connect(url, nats.Name("ponens-bench-listen"))
+	if err != nil {
+		return exitWith(exitBadInput, "ponens bench: connect %s: %v", url, err)
+	}
+	defer subConn.Close()
+
+	if f.cpuProfile != "" {
+		pf, err := os.Create(f.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer pf.Close()
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	if !f.asJSON {
+		fmt.Fprintf(out, "bench     %s\n", where)
+		fmt.Fprintf(out, "load      %d runs, %s of actions at %s, seed %d, violations %g per action\n",
+			f.runs, f.duration, rateText(f.rate, f.maxBacklog), f.seed, f.violations)
+	}
+	res, runErr := loadgen.Run(ctx, pubConn, subConn, opts)
+	if runErr != nil && res.Published == 0 {
+		return runErr
+	}
+	if f.samples != "" {
+		if err := writeSamples(f.samples, res.Samples); err != nil {
+			return err
+		}
+	}
+	if f.asJSON {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(res); err != nil {
+			return err
+		}
+	} else {
+		printBench(out, res, f.url != "", f.workers)
+	}
+	return runErr
+}
+
+// benchRules loads --rules and --formula, or defaultBenchRules when neither
+// is given.
+func benchRules(cmd *cobra.Command, rf *ruleFlags) (*ruleset.Set, error) {
+	if len(rf.rules) == 0 && len(rf.formulas) == 0 {
+		rf.rules = []string{defaultBenchRules}
+	}
+	return loadRules(cmd, rf)
+}
+
+func rateText(rate float64, backlog int) string {
+	if rate == 0 {
+		return fmt.Sprintf("full speed (at most %d events waiting for a worker)", backlog)
+	}
+	return fmt.Sprintf("%g events/s", rate)
+}
+
+// startEmbedded starts a NATS server with JetStream in a temporary
+// directory, provisions the streams, and starts f.workers workers and the
+// alert stage on one connection, as `ponens serve` does with cfg (its NATS
+// stream settings and worker tunables; the prefix and partitions of f); it
+// returns once the workers share every partition and the alert stage
+// listens.
+func startEmbedded(ctx context.Context, f *benchFlags, cfg config.Config, set *ruleset.Set, log *slog.Logger) (_ *embeddedServer, err error) {
+	dir, err := os.MkdirTemp("", "ponens-bench-*")
+	if err != nil {
+		return nil, err
+	}
+	e := &embeddedServer{dir: dir, log: log}
+	defer func() {
+		if err != nil {
+			e.stop()
+		}
+	}()
+	e.srv, err = jetstream.StartEmbedded(jetstream.EmbeddedOptions{Listen: "127.0.0.1:-1", StoreDir: dir, Name: "ponens-bench"})
+	if err != nil {
+		return nil, exitWith(exitBadInput, "ponens bench: %v", err)
+	}
+	natsCfg := cfg.NATS
+	natsCfg.URL, natsCfg.Prefix, natsCfg.Partitions = e.srv.ClientURL(), f.prefix, f.partitions
+	nc, js, err := openStreams(ctx, natsCfg, "ponens bench")
+	if err != nil {
+		return nil, err
+	}
+	e.nc = nc
+	sub := streamConfig(natsCfg).Subjects()
+	runCtx, cancel := context.WithCancel(context.Background())
+	e.cancel = cancel
+	e.g, runCtx = errgroup.WithContext(runCtx)
+	workers := make([]*worker.Worker, f.workers)
+	for i := range workers {
+		workers[i], err = worker.New(nc, js, workerOptions(fmt.Sprintf("bench-%d-%d", os.Getpid(), i), sub, set, js, log, cfg))
+		if err != nil {
+			return nil, err
+		}
+		w := workers[i]
+		e.g.Go(func() error { return w.Run(runCtx) })
+	}
+	e.g.Go(func() error { return alert.New(nc, js, sub, sub.Prefix+"-alerts").Run(runCtx) })
+	if err := waitReady(ctx, runCtx, js, workers, sub); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// embeddedServer is the pipeline of `ponens serve`, in this process, on
+// loopback.
+type embeddedServer struct {
+	srv    *server.Server
+	nc     *nats.Conn
+	cancel context.CancelFunc
+	g      *errgroup.Group
+	dir    string
+	log    *slog.Logger
+}
+
+// stop stops the workers and the alert stage, the server, and removes the
+// store.
+func (e *embeddedServer) stop() {
+	if e.cancel != nil {
+		e.cancel()
+		if err := e.g.Wait(); err != nil {
+			e.log.Warn("bench: pipeline", "err", err)
+		}
+	}
+	if e.nc != nil {
+		e.nc.Close()
+	}
+	if e.srv != nil {
+		e.srv.Shutdown()
+		e.srv.WaitForShutdown()
+	}
+	_ = os.RemoveAll(e.dir)
+}
+
+// waitReady waits, at most 30 seconds, until the workers own every
+// partition between them, the ownership has not changed for two balancing
+// periods, and the alert stage's consumer exists: a load started earlier
+// would measure partitions moving between workers.
+func waitReady(ctx, runCtx context.Context, js natsjs.JetStream, workers []*worker.Worker, sub schema.Subjects) error {
+	deadline := time.Now().Add(30 * time.Second)
+	var last string
+	var since time.Time
+	for {
+		var owned []int
+		for _, w := range workers {
+			owned = append(owned, w.Owned()...)
+		}
+		slices.Sort(owned)
+		state := fmt.Sprint(owned)
+		if state != last {
+			last, since = state, time.Now()
+		}
+		complete := len(owned) == sub.Partitions && len(slices.Compact(owned)) == sub.Partitions
+		if complete && time.Since(since) >= 2*time.Second {
+			if _, err := js.Consumer(ctx, schema.StreamVerdicts, sub.Prefix+"-alerts"); err == nil {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("ponens bench: the embedded workers did not settle on the %d partitions in 30s (they own %s)", sub.Partitions, state)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-runCtx.Done():
+			return errors.New("ponens bench: the embedded pipeline stopped before the load started")
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// measureProcess measures this process, which holds the embedded pipeline:
+// its resident memory now and at its peak (VmRSS, VmHWM), and its Go heap;
+// and writes a heap profile when memProfile is set.
+func measureProcess(memProfile string) func(*loadgen.Result) {
+	return func(r *loadgen.Result) {
+		status := procStatus()
+		r.RSSBytes, r.PeakRSSBytes = status["VmRSS"], status["VmHWM"]
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		r.HeapBytes = int64(ms.HeapInuse)
+		if memProfile != "" {
+			if pf, err := os.Create(memProfile); err == nil {
+				_ = pprof.WriteHeapProfile(pf)
+				pf.Close()
+			}
+		}
+	}
+}
+
+// procStatus reads the kB fields of /proc/self/status, in bytes.
+func procStatus() map[string]int64 {
+	out := map[string]int64{}
+	fh, err := os.Open("/proc/self/status")
+	if err != nil {
+		return out
+	}
+	defer fh.Close()
+	sc := bufio.NewScanner(fh)
+	for sc.Scan() {
+		name, rest, ok := strings.Cut(sc.Text(), ":")
+		fields := strings.Fields(rest)
+		if !ok || len(fields) != 2 || fields[1] != "kB" {
+			continue
+		}
+		if kb, err := strconv.ParseInt(fields[0], 10, 64); err == nil {
+			out[name] = kb << 10
+		}
+	}
+	return out
+}
+
+// printBench writes the human report of a load.
+func printBench(out io.Writer, r loadgen.Result, remote bool, workers int) {
+	mib := func(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
+	fmt.Fprintf(out, "events    %d stored and processed (verdicts stored, acked by the workers) in %.2fs: %.0f events/s\n",
+		r.Events, r.Seconds, r.EventsPerSec)
+	fmt.Fprintf(out, "publish   %d events in %.2fs (%.0f/s), held back %s for the backlog (largest seen %d)\n",
+		r.Published, r.PublishSeconds, float64(r.Published)/max(r.PublishSeconds, 1e-9), r.HeldBack.Round(time.Millisecond), r.MaxBacklogSeen)
+	lat := func(name string, l loadgen.Latency, note string) {
+		if l.Samples == 0 {
+			fmt.Fprintf(out, "%-9s no samples%s\n", name, note)
+			return
+		}
+		fmt.Fprintf(out, "%-9s p50 %.1f ms  p99 %.1f ms  max %.1f ms  (%d samples)%s\n", name, l.P50, l.P99, l.Max, l.Samples, note)
+	}
+	lat("verdict", r.Verdict, "")
+	note := fmt.Sprintf("; %d mistakes made, %d violated verdicts", r.Mistakes, r.Violated)
+	if !r.AlertStage {
+		note += "; no alert stage found"
+	}
+	lat("alert", r.Alert, note)
+	if r.Dropped > 0 || r.Missed > 0 {
+		fmt.Fprintf(out, "lost      %d verdicts/alerts dropped by the listener (slow consumer), %d without a publish time\n", r.Dropped, r.Missed)
+	}
+	fmt.Fprintf(out, "open runs %d of %d (the workers' checkpoints at the measuring point)\n", r.OpenRuns, r.Runs)
+	if remote {
+		fmt.Fprintln(out, "rss       not measured: the server runs in another process (rss_bytes is 0); read its VmRSS there")
+	} else {
+		fmt.Fprintf(out, "rss       %s (VmRSS of this process: embedded NATS server, %d workers, alert stage and the load generator; peak %s, Go heap in use %s, publish-time bookkeeping %s)\n",
+			mib(r.RSSBytes), workers, mib(r.PeakRSSBytes), mib(r.HeapBytes), mib(r.RecorderBytes))
+	}
+	if r.Finished > 0 {
+		fmt.Fprintf(out, "closed    %d runs with run.finish after the measurement\n", r.Finished)
+	}
+}
+
+// writeSamples writes latency samples as CSV: kind, seconds since the
+// first publish, latency in milliseconds.
+func writeSamples(file string, samples []loadgen.Sample) error {
+	fh, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(fh)
+	fmt.Fprintln(w, "kind,published_s,latency_ms")
+	for _, s := range samples {
+		kind := "verdict"
+		if s.Alert {
+			kind = "alert"
+		}
+		fmt.Fprintf(w, "%s,%.6f,%.3f\n", kind, s.Published.Seconds(), float64(s.Latency)/1e6)
+	}
+	if err := w.Flush(); err != nil {
+		fh.Close()
+		return err
+	}
+	return fh.Close()
+}
