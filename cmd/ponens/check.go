@@ -4,14 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/ponens/ponens/monitor"
 	"github.com/ponens/ponens/policy/ruleset"
@@ -71,7 +68,7 @@ not parse or cannot be monitored, or a trace that cannot be read.`,
 			if err := everyFileHasRuns(args, runs); err != nil {
 				return err
 			}
-			res, err := runCheck(eng, runs, outDir, newProgress(cmd.ErrOrStderr(), len(runs)))
+			res, err := runCheck(eng, runs, outDir, newProgress(cmd.ErrOrStderr(), len(runs), progressMin, "checking", "traces"))
 			if err != nil {
 				return err
 			}
@@ -293,44 +290,3 @@ func plural(n int, what string) string {
 // progressMin is the number of traces above which a terminal gets a
 // progress bar.
 const progressMin = 20
-
-// progress draws a progress bar on a terminal. A nil *progress draws
-// nothing, which is what every other output gets.
-type progress struct {
-	w           io.Writer
-	done, total int
-	drawn       time.Time
-}
-
-// newProgress returns a progress bar over total traces on w, or nil unless
-// w is a terminal and total is above progressMin.
-func newProgress(w io.Writer, total int) *progress {
-	f, ok := w.(*os.File)
-	if !ok || total <= progressMin || !term.IsTerminal(int(f.Fd())) {
-		return nil
-	}
-	return &progress{w: w, total: total}
-}
-
-// tick counts one trace done and redraws at most ten times a second.
-func (p *progress) tick() {
-	if p == nil {
-		return
-	}
-	p.done++
-	if p.done < p.total && time.Since(p.drawn) < 100*time.Millisecond {
-		return
-	}
-	p.drawn = time.Now()
-	const width = 30
-	filled := width * p.done / p.total
-	fmt.Fprintf(p.w, "\rchecking [%s%s] %d/%d traces", strings.Repeat("=", filled), strings.Repeat(" ", width-filled), p.done, p.total)
-}
-
-// clear erases the bar.
-func (p *progress) clear() {
-	if p == nil || p.drawn.IsZero() {
-		return
-	}
-	fmt.Fprint(p.w, "\r\033[K")
-}

@@ -355,13 +355,13 @@ func TestCheckPaths(t *testing.T) {
 
 func TestProgress(t *testing.T) {
 	var b bytes.Buffer
-	if p := newProgress(&b, 100); p != nil {
+	if p := newProgress(&b, 100, progressMin, "checking", "traces"); p != nil {
 		t.Error("a progress bar on a buffer")
 	}
 	var none *progress
 	none.tick() // a nil bar draws nothing
 	none.clear()
-	p := &progress{w: &b, total: 2}
+	p := &progress{w: &b, verb: "checking", unit: "traces", total: 2}
 	p.tick()
 	p.tick()
 	p.clear()

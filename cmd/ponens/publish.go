@@ -2,13 +2,8 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"os"
-	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/ponens/ponens/ingest/jetstream"
 )
@@ -64,7 +59,7 @@ existing streams, with a message naming the file, line and field.`,
 			}
 			defer nc.Close()
 			pub := jetstream.NewPublisher(js, streamConfig(cfg.NATS).Subjects(), jetstream.PublisherOptions{})
-			bar := newPublishProgress(cmd.ErrOrStderr(), total)
+			bar := newProgress(cmd.ErrOrStderr(), total, 0, "publishing", "events")
 			for _, r := range runs {
 				for i := range r.Run.Events {
 					if err := pub.Publish(ctx, &r.Run.Events[i]); err != nil {
@@ -88,45 +83,4 @@ existing streams, with a message naming the file, line and field.`,
 	}
 	cmd.Flags().String("url", "", "NATS server URL (nats.url; empty: the embedded server at nats.listen)")
 	return cmd
-}
-
-// publishProgress is a progress bar over the events published, drawn on a
-// terminal only.
-type publishProgress struct {
-	w           io.Writer
-	done, total int
-	drawn       time.Time
-}
-
-// newPublishProgress returns a bar over total events on w, or nil unless w
-// is a terminal.
-func newPublishProgress(w io.Writer, total int) *publishProgress {
-	f, ok := w.(*os.File)
-	if !ok || total == 0 || !term.IsTerminal(int(f.Fd())) {
-		return nil
-	}
-	return &publishProgress{w: w, total: total}
-}
-
-// tick counts one event sent and redraws at most ten times a second.
-func (p *publishProgress) tick() {
-	if p == nil {
-		return
-	}
-	p.done++
-	if p.done < p.total && time.Since(p.drawn) < 100*time.Millisecond {
-		return
-	}
-	p.drawn = time.Now()
-	const width = 30
-	filled := width * p.done / p.total
-	fmt.Fprintf(p.w, "\rpublishing [%s%s] %d/%d events", strings.Repeat("=", filled), strings.Repeat(" ", width-filled), p.done, p.total)
-}
-
-// clear erases the bar.
-func (p *publishProgress) clear() {
-	if p == nil || p.drawn.IsZero() {
-		return
-	}
-	fmt.Fprint(p.w, "\r\033[K")
 }
