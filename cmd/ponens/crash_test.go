@@ -1,9 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -56,11 +56,18 @@ func TestWorkerProcessCrash(t *testing.T) {
 	}
 	startWorker := func(name string) *exec.Cmd {
 		cmd := exec.Command(bin, "worker", "--url", srv.ClientURL(), "--rules", "../../examples/rules", "--name", name)
-		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		var log bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &log, &log
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		t.Cleanup(func() {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			if t.Failed() {
+				t.Logf("worker %s:\n%s", name, log.String())
+			}
+		})
 		return cmd
 	}
 	count := func() int {
