@@ -89,7 +89,7 @@ it. Stops cleanly on SIGINT or SIGTERM.`,
 			ctx, stop := commandContext(cmd)
 			defer stop()
 			out := cmd.OutOrStdout()
-			log := newLogger(cmd, "warn")
+			log := newLogger(cmd, cfg.Log.Level)
 			if cfg.NATS.URL == "" {
 				srv, err := jetstream.StartEmbedded(jetstream.EmbeddedOptions{Listen: cfg.NATS.Listen, StoreDir: filepath.Clean(cfg.NATS.StoreDir), Name: "ponens"})
 				if err != nil {

@@ -273,7 +273,7 @@ func (w *Worker) startPartition(ctx context.Context, k int) error {
 	w.mu.Lock()
 	w.owned[k] = p
 	w.mu.Unlock()
-	w.opts.Logger.Info("worker: took partition", "worker", w.opts.ID, "partition", k)
+	w.opts.Logger.Debug("worker: took partition", "worker", w.opts.ID, "partition", k)
 	return nil
 }
 
@@ -288,7 +288,7 @@ func (w *Worker) stopPartition(k int, p *partition, graceful bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), w.opts.LeaseTTL)
 	defer cancel()
 	_ = w.leases.Delete(ctx, leaseKey(k), jetstream.LastRevision(p.leaseRev()))
-	w.opts.Logger.Info("worker: gave up partition", "worker", w.opts.ID, "partition", k, "graceful", graceful)
+	w.opts.Logger.Debug("worker: gave up partition", "worker", w.opts.ID, "partition", k, "graceful", graceful)
 }
 
 func (w *Worker) releaseAll() {
