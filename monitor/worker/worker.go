@@ -204,6 +204,9 @@ func (w *Worker) balance(ctx context.Context) error {
 			w.stopPartition(k, p, true)
 		case p != nil:
 			if err := p.renew(ctx); err != nil {
+				if ctx.Err() != nil {
+					return nil // stopping: Run releases every partition gracefully
+				}
 				w.opts.Logger.Warn("worker: lease lost", "partition", k, "err", err)
 				w.stopPartition(k, p, false)
 			}
