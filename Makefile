@@ -5,6 +5,9 @@ PKGS    := ./...
 # Packages with goroutines of their own: run under the race detector.
 RACE_PKGS := ./monitor/... ./trace/... ./schema/... ./ingest/... ./sink/... ./query/...
 FUZZTIME ?= 30s
+# Minimising a new input must end well before FUZZTIME does, or the run
+# fails with "context deadline exceeded" and no input.
+FUZZMINTIME ?= 1s
 DIFF_CASES ?= 200000
 
 .PHONY: all deps build test test-race lint bench fuzz run check-examples clean
@@ -42,7 +45,7 @@ bench:
 fuzz:
 	@for pkg in $$($(GO) list ./...); do \
 	  for t in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
-	    echo "== $$pkg $$t"; $(GO) test $$pkg -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) || exit 1; \
+	    echo "== $$pkg $$t"; $(GO) test $$pkg -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINTIME) || exit 1; \
 	  done; \
 	done
 	$(GO) test ./monitor/ -run TestDifferential -diff.cases=$(DIFF_CASES) -count=1
