@@ -347,14 +347,14 @@ func (r *Run) chainValue(pr *prop, rs *ruleState, p *trace.Position) bool {
 	if m == nil {
 		return !pr.exist
 	}
-	seen := map[*trace.Artifact]witness{}
+	var seen map[*trace.Artifact]witness // made only when a walk is needed
 	for _, a := range p.Inputs {
-		if anyWitness(m, a, seen).found {
+		if anyWitness(m, a, &seen).found {
 			return pr.exist
 		}
 	}
 	for _, a := range p.Produced {
-		if anyWitness(m, a, seen).found {
+		if anyWitness(m, a, &seen).found {
 			return pr.exist
 		}
 	}
@@ -368,15 +368,18 @@ type witness struct{ found, pending bool }
 
 // anyWitness walks a's ancestry once (seen holds what this walk visited) and
 // memoises settled answers in m.
-func anyWitness(m map[*trace.Artifact]uint8, a *trace.Artifact, seen map[*trace.Artifact]witness) witness {
+func anyWitness(m map[*trace.Artifact]uint8, a *trace.Artifact, seen *map[*trace.Artifact]witness) witness {
 	st := m[a]
 	if st&chainAny != 0 {
 		return witness{found: st&chainAnyVal != 0}
 	}
-	if w, ok := seen[a]; ok {
+	if *seen == nil {
+		*seen = map[*trace.Artifact]witness{}
+	}
+	if w, ok := (*seen)[a]; ok {
 		return w
 	}
-	seen[a] = witness{} // a cycle in derived_from adds nothing
+	(*seen)[a] = witness{} // a cycle in derived_from adds nothing
 	w := witness{
 		found:   st&chainProd != 0 && st&chainProdVal != 0,
 		pending: a.Producer != nil && st&chainProd == 0,
@@ -394,7 +397,7 @@ func anyWitness(m map[*trace.Artifact]uint8, a *trace.Artifact, seen map[*trace.
 	case !w.pending:
 		m[a] = st | chainAny
 	}
-	seen[a] = w
+	(*seen)[a] = w
 	return w
 }
 
