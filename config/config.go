@@ -81,6 +81,9 @@ type RulesConfig struct {
 	// HighStakesPaths are path fragments or globs that make high_stakes_path
 	// true, in addition to a trace's own high_stakes_paths.
 	HighStakesPaths []string `mapstructure:"high_stakes_paths" yaml:"high_stakes_paths"`
+	// Watch makes serve and worker reload the rules when a file under
+	// their --rules paths changes (SIGHUP always reloads).
+	Watch bool `mapstructure:"watch" yaml:"watch"`
 }
 
 // LogConfig configures logging.
@@ -128,6 +131,7 @@ type GatewayConfig struct {
 func Default() Config {
 	return Config{
 		Trace: TraceConfig{MaxEventBytes: 1 << 20},
+		Rules: RulesConfig{Watch: true},
 		Log:   LogConfig{Level: "info"},
 		NATS: NATSConfig{
 			Prefix:          "ponens",

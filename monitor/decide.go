@@ -46,6 +46,9 @@ func (r *Run) Decide(a *schema.Action) Decision {
 		in := policymd.IntentFromAction(r.b.T.RunID, a)
 		if d := r.e.capEngine.Decide(&in); d.Action != policymd.Allow {
 			id, src := d.RuleID, SourcePolicyMD
+			if own, ok := r.e.capIDs[id]; ok { // the id the rule goes by here (a versioned one in the fleet)
+				id = own
+			}
 			best = Decision{Decision: d.Action, Rule: &id, Reason: d.Reason, Source: &src}
 		}
 	}

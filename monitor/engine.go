@@ -31,6 +31,7 @@ type Engine struct {
 	// the program of each of their rules.
 	capEngine *policymd.Engine
 	capRules  map[*policymd.Rule]int
+	capIDs    map[string]string // POLICY.md rule id → the id of its rule in the set
 }
 
 // maxCache bounds the transitions cached; the caches are dropped when full.
@@ -50,9 +51,10 @@ func NewEngine(set *ruleset.Set) (*Engine, []error) {
 		}
 		if p.capability {
 			if e.capRules == nil {
-				e.capRules = map[*policymd.Rule]int{}
+				e.capRules, e.capIDs = map[*policymd.Rule]int{}, map[string]string{}
 			}
 			e.capRules[r.Capability] = len(e.progs)
+			e.capIDs[r.Capability.ID] = r.ID
 		}
 		e.progs = append(e.progs, p)
 		e.vals = append(e.vals, make([]bool, len(p.props)))

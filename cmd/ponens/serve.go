@@ -109,17 +109,24 @@ it. Stops cleanly on SIGINT or SIGTERM.`,
 			fmt.Fprintf(out, "verdicts  stream %s (%s)\n", schema.StreamVerdicts, sub.VerdictsIn())
 			fmt.Fprintf(out, "alerts    %s.alerts.<rule>\n", sub.Prefix)
 			fmt.Fprintf(out, "decide    request %s.decide.<partition>\n", sub.Prefix)
-			fmt.Fprintf(out, "rules     %d loaded\n", len(set.Rules))
+			rw, err := watchRules(&rf, cfg)
+			if err != nil {
+				return exitWith(exitBadInput, "ponens serve: %v", err)
+			}
+			fmt.Fprintf(out, "rules     %d loaded, %s\n", len(set.Rules), rw.what())
 			g, gctx := errgroup.WithContext(ctx)
 			g.Go(func() error { return runGateway(gctx, cfg, nc, js, log, out) })
 			host, _ := os.Hostname()
+			var ws []*worker.Worker
 			for i := range workers {
 				w, err := worker.New(nc, js, workerOptions(fmt.Sprintf("%s-%d-%d", host, os.Getpid(), i), sub, set, js, log, cfg))
 				if err != nil {
 					return err
 				}
+				ws = append(ws, w)
 				g.Go(func() error { return w.Run(gctx) })
 			}
+			g.Go(func() error { return rw.run(gctx, log, out, ws) })
 			g.Go(func() error { return alert.New(nc, js, sub, sub.Prefix+"-alerts").Run(gctx) })
 			if demo {
 				g.Go(func() error { return runDemo(gctx, out, nc, js, sub, demoCfg, 0) })
@@ -183,12 +190,21 @@ nats.listen.`,
 				host, _ := os.Hostname()
 				name = fmt.Sprintf("%s-%d", host, os.Getpid())
 			}
-			w, err := worker.New(nc, js, workerOptions(name, subjectsOf(cfg), set, js, newLogger(cmd, cfg.Log.Level), cfg))
+			log := newLogger(cmd, cfg.Log.Level)
+			w, err := worker.New(nc, js, workerOptions(name, subjectsOf(cfg), set, js, log, cfg))
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "worker %s on %s\n", name, natsURL(cfg.NATS))
-			return w.Run(ctx)
+			rw, err := watchRules(&rf, cfg)
+			if err != nil {
+				return exitWith(exitBadInput, "ponens worker: %v", err)
+			}
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "worker %s on %s, %d rules %s\n", name, natsURL(cfg.NATS), len(set.Rules), rw.what())
+			g, gctx := errgroup.WithContext(ctx)
+			g.Go(func() error { return w.Run(gctx) })
+			g.Go(func() error { return rw.run(gctx, log, out, []*worker.Worker{w}) })
+			return g.Wait()
 		},
 	}
 	registerNATS(cmd)

@@ -42,6 +42,19 @@
 // are too large, or arrive after their run ended are dead letters with the
 // reason and the original payload.
 //
+// # Rules
+//
+// The rules in force are recorded in the <prefix>_rules key-value bucket,
+// the rule manifest (RuleHistory): each rule id with every meaning it has
+// had (ruleset.Set.Meaning). A rule whose meaning differs from its latest
+// version gets a new version, and its verdicts carry "<id>@<version>" from
+// then on. Reload puts a new rule set in force without losing run state:
+// each owned partition checkpoints and starts again, replaying its open
+// runs. A checkpoint records the verdict ids of its rules; replay sends the
+// verdicts of the rules in force now but not then, so a new rule or version
+// judges every open run from its start, and a crash in the middle repeats
+// nothing (message ids).
+//
 // # Decisions
 //
 // The owner of a partition answers <prefix>.decide.<k> requests

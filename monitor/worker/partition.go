@@ -28,6 +28,10 @@ type checkpoint struct {
 	Seq   uint64             `json:"seq"`
 	Runs  map[string]runMark `json:"runs"`
 	Ended []string           `json:"ended,omitempty"` // oldest first, at most maxEnded
+	// Rules are the verdict ids of the rules in force when it was written.
+	// Replay sends the verdicts of rules in force now but not then (new
+	// rules, new versions), deduplicated by message id like any other.
+	Rules []string `json:"rules"`
 }
 
 // runMark locates an open run: the stream sequence of its first event and
@@ -74,6 +78,7 @@ type partition struct {
 	lastMsg  jetstream.Msg // the message to ack at the next checkpoint
 	replayTo uint64        // messages up to here restore state only
 	marks    map[string]runMark
+	fresh    map[string]bool // while replaying: rules whose verdicts replay sends
 	ckptAt   time.Time
 	pub      []jetstream.PubAckFuture
 
@@ -89,7 +94,7 @@ type partition struct {
 }
 
 func newPartition(ctx context.Context, w *Worker, k int, rev uint64) (*partition, error) {
-	eng, errs := monitor.NewEngine(w.opts.Rules)
+	eng, errs := monitor.NewEngine(w.currentRules())
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("partition %d: %w", k, errors.Join(errs...))
 	}
@@ -100,6 +105,16 @@ func newPartition(ctx context.Context, w *Worker, k int, rev uint64) (*partition
 		return nil, err
 	}
 	p.lastSeq, p.replayTo, p.marks = ck.Seq, ck.Seq, ck.Runs
+	if ck.Rules != nil && len(ck.Runs) > 0 {
+		for _, r := range eng.Rules() {
+			if !slices.Contains(ck.Rules, r.ID) {
+				if p.fresh == nil {
+					p.fresh = map[string]bool{}
+				}
+				p.fresh[r.ID] = true
+			}
+		}
+	}
 	for _, id := range ck.Ended {
 		p.end(id)
 	}
@@ -311,7 +326,17 @@ func (p *partition) resume() {
 			p.drain(context.Background(), id, rs, true)
 		}
 	}
-	p.marks = nil
+	p.marks, p.fresh = nil, nil
+}
+
+// sendFresh sends, of verdicts replay made, those of the rules that were
+// not in force when the checkpoint was written.
+func (p *partition) sendFresh(ctx context.Context, vs []schema.VerdictEvent) {
+	for i := range vs {
+		if p.fresh[vs[i].Rule.ID] {
+			p.send(ctx, vs[i:i+1])
+		}
+	}
 }
 
 func (p *partition) decode(data []byte) (*schema.Event, string, error) {
@@ -345,8 +370,11 @@ func (p *partition) apply(ctx context.Context, runID string, rs *runState, ev *s
 		}
 		return
 	}
-	if !replay {
+	switch {
+	case !replay:
 		p.send(ctx, vs)
+	case p.fresh != nil:
+		p.sendFresh(ctx, vs)
 	}
 	if rs.run.Ended() {
 		p.end(runID)
@@ -475,7 +503,7 @@ func (p *partition) checkpoint(ctx context.Context) error {
 	if p.lastMsg == nil || p.marks != nil {
 		return nil
 	}
-	ck := checkpoint{Seq: p.lastSeq, Runs: make(map[string]runMark, len(p.runs)), Ended: p.endedOrder}
+	ck := checkpoint{Seq: p.lastSeq, Runs: make(map[string]runMark, len(p.runs)), Ended: p.endedOrder, Rules: p.ruleIDs()}
 	for id, rs := range p.runs {
 		ck.Runs[id] = runMark{First: rs.first, Next: rs.next}
 	}
@@ -491,6 +519,16 @@ func (p *partition) checkpoint(ctx context.Context) error {
 	}
 	p.lastMsg = nil
 	return nil
+}
+
+// ruleIDs lists the verdict ids of the partition's rules.
+func (p *partition) ruleIDs() []string {
+	rules := p.eng.Rules()
+	ids := make([]string, len(rules))
+	for i, r := range rules {
+		ids[i] = r.ID
+	}
+	return ids
 }
 
 // serveDecide answers decision requests for runs of this partition.

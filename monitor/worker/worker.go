@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"log/slog"
+	"maps"
 	"slices"
 	"strconv"
 	"sync"
@@ -108,10 +109,24 @@ type Worker struct {
 	nc   *nats.Conn
 	js   jetstream.JetStream
 
-	members, leases, checkpoints jetstream.KeyValue
+	members, leases, checkpoints, manifest jetstream.KeyValue
+
+	reloads chan reloadReq
 
 	mu    sync.Mutex
 	owned map[int]*partition
+	rules *ruleset.Set // in force: opts.Rules or the last reload, with verdict ids
+}
+
+// reloadReq asks Run to put a new rule set in force.
+type reloadReq struct {
+	set   *ruleset.Set
+	reply chan reloadResult
+}
+
+type reloadResult struct {
+	changes []RuleChange
+	err     error
 }
 
 // New prepares a worker; Run starts it.
@@ -123,7 +138,7 @@ func New(nc *nats.Conn, js jetstream.JetStream, opts Options) (*Worker, error) {
 	if opts.Rules == nil {
 		return nil, errors.New("worker: a rule set is required")
 	}
-	return &Worker{opts: opts, nc: nc, js: js, owned: map[int]*partition{}}, nil
+	return &Worker{opts: opts, nc: nc, js: js, owned: map[int]*partition{}, reloads: make(chan reloadReq)}, nil
 }
 
 // Owned returns the partitions the worker owns now, sorted.
@@ -146,6 +161,12 @@ func (w *Worker) Run(ctx context.Context) error {
 	if err := w.buckets(ctx); err != nil {
 		return err
 	}
+	set, changes, err := reconcile(ctx, w.manifest, w.opts.Rules)
+	if err != nil {
+		return fmt.Errorf("worker: %w", err)
+	}
+	w.setRules(set)
+	w.logChanges(changes)
 	tick := time.NewTicker(w.opts.LeaseTTL / 3)
 	defer tick.Stop()
 	defer w.releaseAll()
@@ -157,8 +178,83 @@ func (w *Worker) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-tick.C:
+		case req := <-w.reloads:
+			changes, err := w.reload(ctx, req.set)
+			req.reply <- reloadResult{changes, err}
 		}
 	}
+}
+
+// Reload puts set in force, keeping the state of every open run: each owned
+// partition writes a checkpoint and starts again under the new rules,
+// rebuilding its open runs by replay. Rules whose meaning changed get a new
+// version in the manifest (RuleVersion) and, like rules that are new, the
+// verdicts of every open run so far, as if they had been in force from the
+// run's start; unchanged rules repeat nothing; removed rules stop. It
+// returns what changed, or an error (and the old rules stay in force) when
+// the manifest cannot be written. It waits for Run to take the request.
+func (w *Worker) Reload(ctx context.Context, set *ruleset.Set) ([]RuleChange, error) {
+	req := reloadReq{set: set, reply: make(chan reloadResult, 1)}
+	select {
+	case w.reloads <- req:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	select {
+	case res := <-req.reply:
+		return res.changes, res.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (w *Worker) reload(ctx context.Context, set *ruleset.Set) ([]RuleChange, error) {
+	eff, changes, err := reconcile(ctx, w.manifest, set)
+	if err != nil {
+		return nil, err
+	}
+	kept := map[string]bool{}
+	for _, r := range set.Rules {
+		kept[r.ID] = true
+	}
+	for _, r := range w.opts.Rules.Rules {
+		if !kept[r.ID] {
+			changes = append(changes, RuleChange{ID: r.ID, Kind: "removed"})
+		}
+	}
+	w.opts.Rules = set
+	w.setRules(eff)
+	w.logChanges(changes)
+	w.mu.Lock()
+	owned := maps.Clone(w.owned)
+	w.mu.Unlock()
+	for k, p := range owned {
+		w.restartPartition(ctx, k, p)
+	}
+	return changes, nil
+}
+
+func (w *Worker) setRules(set *ruleset.Set) {
+	w.mu.Lock()
+	w.rules = set
+	w.mu.Unlock()
+}
+
+func (w *Worker) currentRules() *ruleset.Set {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.rules
+}
+
+func (w *Worker) logChanges(changes []RuleChange) {
+	n := 0
+	for _, c := range changes {
+		if c.Kind == "changed" {
+			w.opts.Logger.Info("worker: rule changed meaning: new version", "worker", w.opts.ID, "rule", c.ID, "verdicts", c.VerdictID)
+			n++
+		}
+	}
+	w.opts.Logger.Debug("worker: rules in force", "worker", w.opts.ID, "rules", len(changes), "changed", n)
 }
 
 func (w *Worker) buckets(ctx context.Context) error {
@@ -175,6 +271,7 @@ func (w *Worker) buckets(ctx context.Context) error {
 	w.members = mk("workers", w.opts.LeaseTTL)
 	w.leases = mk("leases", w.opts.LeaseTTL)
 	w.checkpoints = mk("checkpoints", 0)
+	w.manifest = mk("rules", 0)
 	if err != nil {
 		return fmt.Errorf("worker: key-value buckets: %w", err)
 	}
@@ -292,6 +389,27 @@ func (w *Worker) stopPartition(k int, p *partition, graceful bool) {
 	defer cancel()
 	_ = w.leases.Delete(ctx, leaseKey(k), jetstream.LastRevision(p.leaseRev()))
 	w.opts.Logger.Debug("worker: gave up partition", "worker", w.opts.ID, "partition", k, "graceful", graceful)
+}
+
+// restartPartition gives partition k a fresh start under the rules in
+// force, keeping its lease: a last checkpoint, then replay. When the new
+// start fails the lease is released and balance takes the partition again.
+func (w *Worker) restartPartition(ctx context.Context, k int, p *partition) {
+	p.stop(true)
+	np, err := newPartition(ctx, w, k, p.leaseRev())
+	w.mu.Lock()
+	if err == nil {
+		w.owned[k] = np
+	} else {
+		delete(w.owned, k)
+	}
+	w.mu.Unlock()
+	if err != nil {
+		w.opts.Logger.Warn("worker: restart partition", "partition", k, "err", err)
+		c, cancel := context.WithTimeout(context.Background(), w.opts.LeaseTTL)
+		defer cancel()
+		_ = w.leases.Delete(c, leaseKey(k), jetstream.LastRevision(p.leaseRev()))
+	}
 }
 
 func (w *Worker) releaseAll() {

@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ponens/ponens/monitor/worker"
+)
+
+// copyDir copies the files of dir (not recursive) into a new temporary
+// directory.
+func copyDir(t *testing.T, dir string) string {
+	t.Helper()
+	out := t.TempDir()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(out, e.Name()), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// TestServeReloadsRules: `ponens serve` reloads its rules when a rules file
+// changes and on SIGHUP; a rule whose formula changed is put in force under
+// a new version; a broken file is reported with its place and the rules in
+// force stay.
+func TestServeReloadsRules(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs ponens serve")
+	}
+	rules := copyDir(t, "../../examples/rules")
+	gallery := filepath.Join(rules, "gallery.yaml")
+	original, err := os.ReadFile(gallery)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var stdout, stderr syncBuffer
+	root := newRootCommand()
+	root.SetOut(&stdout)
+	root.SetErr(&stderr)
+	root.SetArgs([]string{"serve", "--rules", rules, "--data", t.TempDir(), "--listen", freeAddr(t), "--http", "127.0.0.1:0"})
+	var serveErr error
+	done := make(chan struct{})
+	go func() { defer close(done); serveErr = root.ExecuteContext(ctx) }()
+	defer func() {
+		cancel()
+		select {
+		case <-done:
+			if serveErr != nil {
+				t.Errorf("ponens serve: %v", serveErr)
+			}
+		case <-time.After(20 * time.Second):
+			t.Error("ponens serve did not stop")
+		}
+	}()
+	waitOutput := func(what string, buf *syncBuffer, want string) {
+		t.Helper()
+		deadline := time.Now().Add(15 * time.Second)
+		for !strings.Contains(buf.String(), want) {
+			select {
+			case <-done:
+				t.Fatalf("ponens serve stopped: %v\n%s\n%s", serveErr, stdout.String(), stderr.String())
+			default:
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("waiting for %s: no %q in\n%s\n%s", what, want, stdout.String(), stderr.String())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	waitOutput("the start", &stdout, "rules     9 loaded, reloaded on SIGHUP and when a rules file changes")
+
+	changed := strings.Replace(string(original), "formula: G(EditFile → ¬touches_secrets)", "formula: G(EditFile → ¬touches_secrets ∧ ¬(target = \"id_rsa\"))", 1)
+	if changed == string(original) {
+		t.Fatal("the test's edit does not apply to examples/rules/gallery.yaml")
+	}
+	if err := os.WriteFile(gallery, []byte(changed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitOutput("the reload", &stdout, "rules     reloaded (a rules file changed): 9 in force; no_secret_edits changed meaning: now no_secret_edits@2")
+
+	broken := filepath.Join(rules, "broken.yaml")
+	if err := os.WriteFile(broken, []byte("rules:\n  - id: oops\n    formula: G(EditFile →\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitOutput("the refusal", &stderr, "rules not reloaded: the rules in force stay")
+	if !strings.Contains(stderr.String(), broken+":3:") {
+		t.Errorf("the refusal does not name %s:3: %s", broken, stderr.String())
+	}
+	if err := os.Remove(broken); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	waitOutput("the SIGHUP reload", &stdout, "rules     reloaded (SIGHUP): 9 in force; none changed")
+	if n := strings.Count(stdout.String(), "rules     reloaded"); n > 3 {
+		t.Errorf("%d reloads for one edit, one removal and one SIGHUP:\n%s", n, stdout.String())
+	}
+
+	url := regexp.MustCompile(`nats +(nats://\S+)`).FindStringSubmatch(stdout.String())
+	if url == nil {
+		t.Fatalf("serve does not say where NATS listens:\n%s", stdout.String())
+	}
+	out, errOut, code := runPonens(t, "manifest", "--url", url[1], "--json")
+	if code != exitOK {
+		t.Fatalf("ponens manifest: exit %d: %s", code, errOut)
+	}
+	var hist []worker.RuleHistory
+	if err := json.Unmarshal([]byte(out), &hist); err != nil {
+		t.Fatal(err)
+	}
+	versions := map[string][]string{}
+	for _, h := range hist {
+		for _, v := range h.Versions {
+			versions[h.ID] = append(versions[h.ID], v.VerdictID+" "+v.Text)
+		}
+	}
+	if len(hist) != 9 || len(versions["no_secret_edits"]) != 2 || len(versions["tests_before_commit"]) != 1 ||
+		!strings.HasPrefix(versions["no_secret_edits"][1], "no_secret_edits@2 G(EditFile → ¬touches_secrets ∧ ¬target = \"id_rsa\")") {
+		t.Errorf("manifest: %v", versions)
+	}
+}
+
+// freeAddr returns a loopback address with a port nobody listens on now.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}

@@ -1,0 +1,218 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	natsjs "github.com/nats-io/nats.go/jetstream"
+
+	"github.com/ponens/ponens/monitor"
+	"github.com/ponens/ponens/policy/ruleset"
+	"github.com/ponens/ponens/schema"
+)
+
+// processed reports whether every partition's consumer has delivered and
+// seen acked everything stored for it.
+func processed(js natsjs.JetStream) bool {
+	ctx := context.Background()
+	for k := range testPartitions {
+		c, err := js.Consumer(ctx, schema.StreamEvents, fmt.Sprintf("%s-p%d", subjects.Prefix, k))
+		if err != nil {
+			return false
+		}
+		info, err := c.Info(ctx)
+		if err != nil || info.NumPending > 0 || info.NumAckPending > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// byRule is verdict streams keyed by run and rule id, in order.
+type byRule map[[2]string][]string
+
+func (b byRule) add(vs []schema.VerdictEvent) {
+	for _, v := range vs {
+		k := [2]string{v.RunID, v.Rule.ID}
+		b[k] = append(b[k], line(v))
+	}
+}
+
+// local runs set over the events of each run with a local monitor.
+func local(t *testing.T, set *ruleset.Set, runs [][]schema.Event) byRule {
+	t.Helper()
+	eng, errs := monitor.NewEngine(set)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	out := byRule{}
+	for _, evs := range runs {
+		run := eng.NewRun(evs[0].RunID)
+		for i := range evs {
+			vs, err := run.Add(&evs[i])
+			if err != nil {
+				t.Fatal(err)
+			}
+			out.add(vs)
+		}
+	}
+	return out
+}
+
+// TestReload: a worker processes half of every run under one rule set,
+// reloads a set in which one rule changed meaning, one is new and one is
+// gone, and processes the rest. The open runs keep their state (the rules
+// that did not change give exactly the verdicts of an uninterrupted run);
+// the changed rule's verdicts continue under a new manifest version whose
+// stream, like the new rule's, covers every open run from its start; the
+// old version's and the removed rule's verdicts stop at the reload; nothing
+// is stored twice.
+func TestReload(t *testing.T) {
+	nc, js := startJS(t)
+	before := rules(t)
+	const changed, removed, added = "no_secret_edits", "tests_before_commit", "no_deploy_without_tests"
+
+	after := &ruleset.Set{Enforce: before.Enforce, Opts: before.Opts, Policies: before.Policies}
+	for _, r := range before.Rules {
+		switch r.ID {
+		case removed:
+			continue
+		case changed: // a different meaning under the same id
+			c, probs := ruleset.FromFormula(changed, "G(EditFile → P(ReadFile))")
+			if probs != nil {
+				t.Fatal(probs)
+			}
+			r = c
+		}
+		after.Rules = append(after.Rules, r)
+	}
+	n, probs := ruleset.FromFormula(added, "G(Deploy → P(RunTests))")
+	if probs != nil {
+		t.Fatal(probs)
+	}
+	after.Rules = append(after.Rules, n)
+
+	runs, _, _ := fleet(30)
+	var firstHalf, secondHalf [][]schema.Event
+	for _, evs := range runs {
+		if len(evs) < 2 {
+			continue
+		}
+		h := len(evs) / 2
+		firstHalf, secondHalf = append(firstHalf, evs[:h]), append(secondHalf, evs)
+	}
+
+	opts := Options{ID: "w", Subjects: subjects, Rules: before, LeaseTTL: time.Second, Logger: quiet,
+		CheckpointEvery: 50 * time.Millisecond, IdleAfter: time.Minute, GapTimeout: time.Minute, DeadLetter: deadLetters(js)}
+	w, err := New(nc, js, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = w.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+
+	for _, evs := range firstHalf {
+		for i := range evs {
+			publish(t, js, &evs[i], schema.EventMsgID(evs[i].RunID, evs[i].Seq))
+		}
+	}
+	waitFor(t, 20*time.Second, "the first half processed", func() bool { return len(w.Owned()) == testPartitions && processed(js) })
+
+	changes, err := w.Reload(ctx, after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]string{}
+	for _, c := range changes {
+		kinds[c.ID] = c.Kind + " " + c.VerdictID
+	}
+	if kinds[changed] != "changed "+changed+"@2" || kinds[added] != "added "+added || kinds["research_before_edit"] != "unchanged research_before_edit" {
+		t.Fatalf("changes: %v", kinds)
+	}
+	if kinds[removed] != "removed " || len(kinds) != len(after.Rules)+1 {
+		t.Fatalf("changes: %v; want every rule in force and the removed one", kinds)
+	}
+
+	for i, evs := range secondHalf {
+		for j := len(firstHalf[i]); j < len(evs); j++ {
+			publish(t, js, &evs[j], schema.EventMsgID(evs[j].RunID, evs[j].Seq))
+		}
+	}
+	waitFor(t, 20*time.Second, "the second half processed", func() bool { return processed(js) })
+	cancel()
+	<-done
+
+	// What the verdicts stream must hold, per run and rule.
+	want := byRule{}
+	oldPrefix := local(t, before, firstHalf)
+	oldWhole := local(t, before, secondHalf)
+	newWhole := local(t, after.Renamed(map[string]string{changed: changed + "@2"}), secondHalf)
+	for k, v := range oldWhole {
+		switch k[1] {
+		case changed, removed:
+			if p := oldPrefix[k]; len(p) > 0 {
+				want[k] = p
+			}
+		default:
+			want[k] = v
+		}
+	}
+	for k, v := range newWhole {
+		if k[1] == changed+"@2" || k[1] == added {
+			want[k] = v
+		}
+	}
+	got := byRule{}
+	c, err := js.OrderedConsumer(context.Background(), schema.StreamVerdicts, natsjs.OrderedConsumerConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range verdictCount(js) {
+		m, err := c.Next(natsjs.FetchMaxWait(5 * time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v schema.VerdictEvent
+		if err := json.Unmarshal(m.Data(), &v); err != nil {
+			t.Fatal(err)
+		}
+		got.add([]schema.VerdictEvent{v})
+	}
+	counts := map[string]int{}
+	for k, v := range want {
+		counts[k[1]] += len(v)
+		if !slices.Equal(got[k], v) {
+			t.Errorf("run %s, rule %s: verdicts differ\n got %v\nwant %v", k[0], k[1], got[k], v)
+		}
+	}
+	for k, v := range got {
+		if _, ok := want[k]; !ok {
+			t.Errorf("run %s, rule %s: unexpected verdicts %v", k[0], k[1], v)
+		}
+	}
+	for _, id := range []string{changed, changed + "@2", added, removed} {
+		if counts[id] == 0 {
+			t.Errorf("the load gives rule %s no verdicts: the test proves nothing about it", id)
+		}
+	}
+	t.Logf("verdicts per rule: %v", counts)
+
+	hist, err := Manifest(context.Background(), js, subjects.Prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range hist {
+		if h.ID == changed && (len(h.Versions) != 2 || h.Versions[1].VerdictID != changed+"@2" || h.Versions[0].Meaning == h.Versions[1].Meaning) {
+			t.Errorf("manifest of %s: %+v", changed, h)
+		}
+	}
+	if len(hist) != len(before.Rules)+1 {
+		t.Errorf("manifest has %d rules, want %d (every rule ever in force)", len(hist), len(before.Rules)+1)
+	}
+}
