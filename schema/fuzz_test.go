@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"testing"
 )
 
@@ -104,4 +105,42 @@ func FuzzDecodeSummary(f *testing.F) {
 			t.Fatalf("re-encoding is not stable:\n%s\nthen\n%s", encoded, got)
 		}
 	})
+}
+
+// FuzzDecodeFast checks the fast event decoder against encoding/json: what
+// the fast one accepts, encoding/json accepts too, with the same event.
+func FuzzDecodeFast(f *testing.F) {
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fast, ok := decodeFast(data)
+		if !ok {
+			return
+		}
+		var slow Event
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&slow); err != nil {
+			t.Fatalf("the fast decoder accepts what encoding/json refuses (%v): %q", err, data)
+		}
+		if rest := bytes.TrimLeft(data[dec.InputOffset():], " \t\r\n"); len(rest) > 0 {
+			t.Fatalf("the fast decoder accepts trailing data %q", rest)
+		}
+		if !reflect.DeepEqual(fast, slow) {
+			t.Fatalf("decoders disagree on %q:\nfast %#v\nslow %#v", data, fast, slow)
+		}
+	})
+}
+
+// TestFastEventMirrorsEvent: fastEvent has Event's fields, in order, with
+// the same names, tags and types, but for the timestamp's type.
+func TestFastEventMirrorsEvent(t *testing.T) {
+	a, b := reflect.TypeFor[Event](), reflect.TypeFor[fastEvent]()
+	if a.NumField() != b.NumField() {
+		t.Fatalf("Event has %d fields, fastEvent %d", a.NumField(), b.NumField())
+	}
+	for i := range a.NumField() {
+		fa, fb := a.Field(i), b.Field(i)
+		if fa.Name != fb.Name || fa.Tag != fb.Tag || (fa.Type != fb.Type && fa.Name != "TS") {
+			t.Errorf("field %d: Event has %s %s %q, fastEvent %s %s %q", i, fa.Name, fa.Type, fa.Tag, fb.Name, fb.Type, fb.Tag)
+		}
+	}
 }

@@ -1,7 +1,6 @@
 package worker
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -339,22 +338,15 @@ func (p *partition) sendFresh(ctx context.Context, vs []schema.VerdictEvent) {
 	}
 }
 
+// decode decodes and validates an event; a refused one comes with its
+// dead-letter reason and an error naming the line, column and field.
 func (p *partition) decode(data []byte) (*schema.Event, string, error) {
 	if len(data) > p.w.opts.MaxEventBytes {
-		return nil, "too-large", fmt.Errorf("event of %d bytes: the limit is %d", len(data), p.w.opts.MaxEventBytes)
+		return nil, schema.ReasonTooLarge, fmt.Errorf("event of %d bytes: the limit is %d", len(data), p.w.opts.MaxEventBytes)
 	}
-	var ev schema.Event
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&ev); err != nil {
-		return nil, "malformed", err
-	}
-	if err := ev.Validate(); err != nil {
-		reason := "invalid"
-		if errors.Is(err, schema.ErrUnknownType) {
-			reason = "unknown-type"
-		}
-		return nil, reason, err
+	ev, err := schema.DecodeEvent("event", data)
+	if err != nil {
+		return nil, schema.DeadLetterReason(err), err
 	}
 	return &ev, "", nil
 }

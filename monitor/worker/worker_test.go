@@ -408,7 +408,7 @@ func TestBadInputAndGaps(t *testing.T) {
 		return got != nil
 	})
 	joined := strings.Join(got, "\n")
-	for _, want := range []string{"malformed: ", "unknown-type: ", "too-large: event of 9", `seq-gap: runId "g": seq 3 to 4 never arrived`, `after-end: runId "g", seq 7: the run has ended`} {
+	for _, want := range []string{"malformed: event:1:21: ", "unknown-type: event:1:", "type", "too-large: event of 9", `seq-gap: runId "g": seq 3 to 4 never arrived`, `after-end: runId "g", seq 7: the run has ended`} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("dead letters lack %q:\n%s", want, joined)
 		}

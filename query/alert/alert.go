@@ -15,6 +15,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	segjson "github.com/segmentio/encoding/json"
 
 	"github.com/ponens/ponens/schema"
 )
@@ -39,15 +40,23 @@ type Alert struct {
 	At      time.Time           `json:"at"`
 }
 
-// Run forwards alerts until ctx ends. Each verdict message is acked after
-// its alert was published; one that does not decode is logged and acked (it
-// cannot be an alert, and retrying it would not change that).
+// Run forwards alerts until ctx ends. A batch of verdict messages is acked
+// (ack all: its last message) after the alerts of the batch were published;
+// a message that does not decode is logged and acked with the rest (it
+// cannot be an alert, and retrying it would not change that). A consumer
+// made by an older version with explicit acks is used as it is, acking
+// every message.
 func (d *Dispatcher) Run(ctx context.Context) error {
 	c, err := d.js.CreateOrUpdateConsumer(ctx, schema.StreamVerdicts, jetstream.ConsumerConfig{
-		Durable: d.durable, AckPolicy: jetstream.AckExplicitPolicy, FilterSubject: d.subjects.VerdictsIn(),
+		Durable: d.durable, AckPolicy: jetstream.AckAllPolicy, FilterSubject: d.subjects.VerdictsIn(),
 	})
+	ackEach := false
 	if err != nil {
-		return fmt.Errorf("alert: consumer: %w", err)
+		old, oerr := d.js.Consumer(ctx, schema.StreamVerdicts, d.durable)
+		if oerr != nil || old.CachedInfo().Config.AckPolicy != jetstream.AckExplicitPolicy {
+			return fmt.Errorf("alert: consumer: %w", err)
+		}
+		c, ackEach = old, true
 	}
 	for ctx.Err() == nil {
 		batch, err := c.Fetch(256, jetstream.FetchMaxWait(100*time.Millisecond))
@@ -57,11 +66,20 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 			}
 			return fmt.Errorf("alert: fetch: %w", err)
 		}
+		var last jetstream.Msg
 		for m := range batch.Messages() {
 			if err := d.forward(m.Data()); err != nil {
 				return err
 			}
-			if err := m.Ack(); err != nil {
+			if ackEach {
+				if err := m.Ack(); err != nil {
+					return fmt.Errorf("alert: ack: %w", err)
+				}
+			}
+			last = m
+		}
+		if last != nil && !ackEach {
+			if err := last.Ack(); err != nil {
 				return fmt.Errorf("alert: ack: %w", err)
 			}
 		}
@@ -72,7 +90,17 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	return nil
 }
 
+// statusOnly is the part of a verdict read to skip the ones that are not
+// violations without decoding them whole.
+type statusOnly struct {
+	Status schema.VerdictStatus `json:"status"`
+}
+
 func (d *Dispatcher) forward(data []byte) error {
+	var s statusOnly
+	if _, err := segjson.Parse(data, &s, 0); err == nil && s.Status != schema.StatusViolated {
+		return nil
+	}
 	var v schema.VerdictEvent
 	if err := json.Unmarshal(data, &v); err != nil {
 		slog.Warn("alert: a message of the verdicts stream is not a verdict", "err", err)
