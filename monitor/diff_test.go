@@ -31,12 +31,21 @@ func TestDifferential(t *testing.T) {
 	seed := *diffSeed
 	r := rand.New(rand.NewPCG(seed, 7))
 	cfg := gen.FormulaConfig{MaxDepth: 4, Monitorable: true, Structural: true, Scoped: true}
+	slim := 0
 	for c := range *diffCases {
 		f := gen.Formula(r, cfg)
+		if actionReads(f, nil) == readsOutputs {
+			slim++
+		}
 		events := gen.Run(r, fmt.Sprintf("run-%d", c), gen.RunConfig{MaxActions: 8})
 		if msg := diffOne(f, events); msg != "" {
 			t.Fatalf("case %d (seed %d): %s\nformula: %s\nevents:\n%s", c, seed, msg, ltl.Print(f), dump(events))
 		}
+	}
+	// The slim output index (positions dropped) must be exercised too.
+	t.Logf("%d of %d cases read the actions only through their outputs", slim, *diffCases)
+	if *diffCases >= 1000 && slim < *diffCases/100 {
+		t.Errorf("only %d of %d cases exercise the slim output index", slim, *diffCases)
 	}
 }
 

@@ -25,6 +25,7 @@ type Engine struct {
 	out    []schema.VerdictEvent // scratch: the verdicts of the event being added
 
 	keepPositions bool // a rule reads the run's actions or telemetry
+	indexOutputs  bool // a rule reads the actions only through their outputs (slim index)
 	keepGraph     bool // a scoped or structural rule reads the artifact graph
 
 	// POLICY.md: the authorization engine over every loaded policy, and
@@ -61,7 +62,12 @@ func NewEngine(set *ruleset.Set) (*Engine, []error) {
 		switch r.Level {
 		case ltl.Structural:
 			e.keepGraph = true
-			e.keepPositions = e.keepPositions || readsActions(r.Formula, set.Opts.Predicates, map[string]bool{})
+			switch actionReads(r.Formula, set.Opts.Predicates) {
+			case readsAll:
+				e.keepPositions = true
+			case readsOutputs:
+				e.indexOutputs = true
+			}
 		case ltl.ScopedTemporal:
 			e.keepGraph = true
 		}
@@ -72,23 +78,38 @@ func NewEngine(set *ruleset.Set) (*Engine, []error) {
 	return e, errs
 }
 
-// readsActions reports whether f, or a user predicate it uses, reads the
-// run's actions or telemetry (ltl.ReadsActions).
-func readsActions(f ltl.Formula, preds map[string]ltl.Formula, seen map[string]bool) bool {
-	if ltl.ReadsActions(f) {
-		return true
-	}
-	found := false
-	ltl.Walk(f, func(n ltl.Node) bool {
-		if a, ok := n.(*ltl.Atom); ok && !seen[a.Name] {
-			if p, ok := preds[a.Name]; ok {
-				seen[a.Name] = true
-				found = found || readsActions(p, preds, seen)
-			}
+// How a rule reads the run's actions (ltl.ReadsActions).
+const (
+	readsNone    = iota
+	readsOutputs // only through their outputs (ltl.ReadsActionsByOutputs)
+	readsAll
+)
+
+// actionReads is how f, with the user predicates it uses, reads the run's
+// actions or telemetry.
+func actionReads(f ltl.Formula, preds map[string]ltl.Formula) int {
+	reads := readsNone
+	var visit func(g ltl.Formula, seen map[string]bool)
+	visit = func(g ltl.Formula, seen map[string]bool) {
+		switch {
+		case !ltl.ReadsActions(g):
+		case ltl.ReadsActionsByOutputs(g):
+			reads = max(reads, readsOutputs)
+		default:
+			reads = readsAll
 		}
-		return !found
-	})
-	return found
+		ltl.Walk(g, func(n ltl.Node) bool {
+			if a, ok := n.(*ltl.Atom); ok && !seen[a.Name] {
+				if p, ok := preds[a.Name]; ok {
+					seen[a.Name] = true
+					visit(p, seen)
+				}
+			}
+			return true
+		})
+	}
+	visit(f, map[string]bool{})
+	return reads
 }
 
 // Rule describes a compiled rule for the rule manifest.
@@ -167,6 +188,9 @@ func (e *Engine) NewRun(runID string) *Run {
 	r := &Run{e: e, b: trace.NewBuilder(runID), rules: make([]ruleState, len(e.progs))}
 	if !e.keepPositions {
 		r.b.DropPositions()
+		if e.indexOutputs {
+			r.b.IndexProducers()
+		}
 	}
 	if !e.keepGraph {
 		r.b.DropGraph()

@@ -2,6 +2,7 @@ package trace
 
 import (
 	"encoding/json"
+	"slices"
 
 	"github.com/ponens/ponens/schema"
 )
@@ -20,6 +21,7 @@ type Builder struct {
 	next          int             // index of the next position
 	dropPositions bool
 	dropGraph     bool
+	slimIndex     bool     // index producers with slim positions when positions are dropped
 	scratch       Position // the one position reused when nothing is kept
 }
 
@@ -32,7 +34,14 @@ func NewBuilder(runID string) *Builder {
 // it, and keep no telemetry, so that a monitor's memory does not grow with
 // the number of actions: only structural rules read those. The artifact
 // graph is kept: lineage reads it.
-func (b *Builder) DropPositions() { b.dropPositions = true }
+func (b *Builder) DropPositions() { b.dropPositions, b.T.dropped = true, true }
+
+// IndexProducers keeps, when positions are dropped, the output index
+// (Trace.ProducersOf) with a slim copy of each producing position: its
+// index, its action's id and declared outputs, and what it produced. That is
+// all a rule reading the actions only through outputs needs
+// (ltl.ReadsActionsByOutputs), at a fraction of the memory of the events.
+func (b *Builder) IndexProducers() { b.slimIndex = true }
 
 // DropGraph makes the builder keep no artifact graph: an artifact is known
 // only to the open position that produced it. Inputs then do not resolve, so
@@ -164,29 +173,36 @@ func (b *Builder) Seal() {
 	t.Version++
 	p.nArtifacts, p.nResiduals, p.nTelemetry = len(t.Artifacts), len(t.Residuals), len(t.Telemetry)
 	p.started = t.Start != nil
-	if !b.dropPositions {
+	switch {
+	case !b.dropPositions:
 		t.Positions = append(t.Positions, p)
-		index := func(key string) {
-			if key == "" {
-				return
-			}
-			if t.producers == nil {
-				t.producers = map[string][]*Position{}
-			}
-			if ps := t.producers[key]; len(ps) == 0 || ps[len(ps)-1] != p {
-				t.producers[key] = append(ps, p)
-			}
-		}
-		for _, id := range p.Action.Outputs {
-			index(OutputID + id)
-		}
-		for _, a := range p.Produced {
-			index(OutputID + a.ID)
-			index(OutputName + a.Name)
-		}
+		t.index(p)
+	case b.slimIndex && (len(p.Action.Outputs) > 0 || len(p.Produced) > 0):
+		slim := &Position{Index: p.Index, Action: &schema.Action{ID: p.Action.ID, Outputs: p.Action.Outputs},
+			Produced: slices.Clone(p.Produced), nArtifacts: p.nArtifacts, nResiduals: p.nResiduals, nTelemetry: p.nTelemetry, started: p.started}
+		t.index(slim)
 	}
 	if b.OnSeal != nil {
 		b.OnSeal(p)
+	}
+}
+
+// index lists p in the output index under each id and name it outputs.
+func (t *Trace) index(p *Position) {
+	add := func(key string) {
+		if t.producers == nil {
+			t.producers = map[string][]*Position{}
+		}
+		if ps := t.producers[key]; len(ps) == 0 || ps[len(ps)-1] != p {
+			t.producers[key] = append(ps, p)
+		}
+	}
+	for _, id := range p.Action.Outputs {
+		add(OutputID + id)
+	}
+	for _, a := range p.Produced {
+		add(OutputID + a.ID)
+		add(OutputName + a.Name)
 	}
 }
 

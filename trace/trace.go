@@ -50,9 +50,15 @@ type Trace struct {
 	byID      map[string]*Artifact
 	byName    map[string]*Artifact
 	producers map[string][]*Position // output id or name → the positions that output it
+	dropped   bool                   // positions are not kept (Builder.DropPositions)
 	view      bool                   // a prefix view: artifacts with order ≥ limit are not there yet
 	limit     int
 }
+
+// PositionsDropped reports whether the trace keeps no positions
+// (Builder.DropPositions): Positions is empty, and ProducersOf, when kept
+// (Builder.IndexProducers), lists slim copies of every sealed position.
+func (t *Trace) PositionsDropped() bool { return t.dropped }
 
 // Position is one action of the run: a temporal position.
 type Position struct {

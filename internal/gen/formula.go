@@ -31,6 +31,7 @@ var (
 		"VerificationResult(proved ∨ sat)",
 		"strength_at_least(tests)",
 		"∀ x ∈ inputs(a) . ∃! b . b < a ∧ x ∈ outputs(b)",
+		"∃ b . target ∈ outputs(b) ∧ a > b",
 		"∃ x ∈ inputs(a) . x.type = SourceCode",
 		"target ∈ {\"a.py\", \"b.py\"}",
 		"target_artifact_id ∈ {x.id | x.type = IMLModel}",
@@ -43,6 +44,7 @@ var (
 		"count(EditFile) ≤ 3",
 		"∃ x ∈ artifacts . x.type = VerificationResult",
 		"count(GitCommit) > 0",
+		"∃! b . \"art1\" ∈ outputs(b)",
 	}
 )
 

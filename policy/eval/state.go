@@ -3,6 +3,7 @@ package eval
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"path"
 	"reflect"
 	"slices"
@@ -655,6 +656,9 @@ func (s *State) outputCandidates(f *ltl.Quantified, p *trace.Position, env *bind
 	}
 	seen := map[*trace.Position]bool{}
 	limit := len(s.Trace.Positions) // a prefix view holds fewer positions than the index
+	if s.Trace.PositionsDropped() {
+		limit = math.MaxInt // the live trace of a monitor: every indexed position is sealed
+	}
 	for _, k := range keys {
 		for _, q := range s.Trace.ProducersOf(k) {
 			if q.Index < limit && !seen[q] {

@@ -364,3 +364,103 @@ func ReadsActions(f Formula) bool {
 	})
 	return found
 }
+
+// ReadsActionsByOutputs reports whether f reads the run's actions only
+// through quantifiers an index of the actions' outputs answers: ∃ or ∃!
+// without a domain whose body has a conjunct x ∈ outputs(v) (v the
+// quantified variable, x free of it) and otherwise uses v only in
+// outputs(v) and in comparisons of two names (b < a). Such a quantifier
+// reads of an action only its place, its id and its outputs, so a monitor
+// need not keep the actions themselves (trace.Builder.IndexProducers). It
+// is false when f reads the actions otherwise, and when it does not read
+// them at all.
+func ReadsActionsByOutputs(f Formula) bool {
+	ok, quantifiers := true, 0
+	Walk(f, func(n Node) bool {
+		switch n := n.(type) {
+		case *Count:
+			ok = false
+		case *Ident:
+			ok = ok && n.Name != "actions" && n.Name != "telemetry"
+		case *Quantified:
+			if n.Domain == nil {
+				quantifiers++
+				ok = ok && byOutputs(n)
+			}
+		}
+		return ok
+	})
+	return ok && quantifiers > 0
+}
+
+// byOutputs reports whether q is a quantifier over the actions that an
+// output index answers (ReadsActionsByOutputs).
+func byOutputs(q *Quantified) bool {
+	if q.Q == Forall {
+		return false
+	}
+	indexed := false
+	for _, c := range conjunctsOf(q.Body) {
+		if m, ok := c.(*Member); ok && !m.Negated && isOutputsOf(m.Set, q.Var) && !mentions(m.Elem, q.Var) {
+			indexed = true
+		}
+	}
+	return indexed && onlyPlaceAndOutputs(q.Body, q.Var)
+}
+
+func conjunctsOf(f Formula) []Formula {
+	if b, ok := f.(*Binary); ok && b.Op == OpAnd {
+		return append(conjunctsOf(b.L), conjunctsOf(b.R)...)
+	}
+	return []Formula{f}
+}
+
+// isOutputsOf reports whether n is outputs(v).
+func isOutputsOf(n Node, v string) bool {
+	c, ok := n.(*Call)
+	if !ok || c.Func != "outputs" || len(c.Args) != 1 {
+		return false
+	}
+	id, ok := c.Args[0].(*Ident)
+	return ok && id.Name == v
+}
+
+// mentions reports whether the identifier v occurs in n.
+func mentions(n Node, v string) bool {
+	found := false
+	Walk(n, func(m Node) bool {
+		if id, ok := m.(*Ident); ok && id.Name == v {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// onlyPlaceAndOutputs reports whether n uses v only as outputs(v) and as an
+// operand of a comparison of two names, and does not bind v again.
+func onlyPlaceAndOutputs(n Node, v string) bool {
+	ok := true
+	Walk(n, func(m Node) bool {
+		switch m := m.(type) {
+		case *Call:
+			if isOutputsOf(m, v) {
+				return false
+			}
+		case *Compare:
+			_, l := m.L.(*Ident)
+			_, r := m.R.(*Ident)
+			if l && r {
+				return false
+			}
+		case *Quantified:
+			ok = ok && m.Var != v
+		case *Comprehension:
+			ok = ok && m.Var != v
+		case *Ident:
+			ok = ok && m.Name != v
+		}
+		return ok
+	})
+	return ok
+}

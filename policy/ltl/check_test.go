@@ -161,3 +161,29 @@ func TestRunLevelLeaves(t *testing.T) {
 		}
 	}
 }
+
+func TestReadsActionsByOutputs(t *testing.T) {
+	for src, want := range map[string]bool{
+		"G(∀ input ∈ inputs(a) → ∃! b . b < a ∧ input ∈ outputs(b))": true,
+		"∃ b . \"art1\" ∈ outputs(b) ∧ a > b":                        true,
+		"∃ b . x ∈ outputs(b) ∧ EditFile":                            true, // EditFile is of the current action
+		"EditFile":                                                   false,
+		"∀ b . b < a ∧ x ∈ outputs(b)":                               false, // ∀ needs every action
+		"∃ b . b < a":                                                false, // no output to index by
+		"∃ b . x ∈ outputs(b) ∧ b.type = EditFile":                   false, // reads the action
+		"∃ b . x ∈ outputs(b) ∧ b = 3":                               false,
+		"∃ b . x ∈ outputs(b) ∧ ∃ b . b.type = T":                    false, // b bound again
+		"∃ b . b ∈ outputs(b)":                                       false,
+		"∃ b . x ∈ outputs(b) ∧ count(EditFile) > 1":                 false,
+		"∃ b . x ∈ outputs(b) ∧ ∃ y ∈ actions . ⊤":                   false,
+		"∃ b . x ∈ outputs(b) ∧ x ∉ inputs(b)":                       false,
+		"∃ x ∈ artifacts . x.type = T":                               false, // does not read the actions
+		"(∃ b . x ∈ outputs(b)) ∧ (∃! c . y ∈ outputs(c) ∧ c < a)":   true,
+		"∃ b . x ∈ outputs(b) ∧ {y.id | y ∈ outputs(b)} ≠ ∅":         true,
+		"∃ b . x ∈ outputs(b) ∧ {b.id | b ∈ artifacts} ≠ ∅":          false,
+	} {
+		if got := ReadsActionsByOutputs(MustParse(src)); got != want {
+			t.Errorf("ReadsActionsByOutputs(%s) = %v, want %v", src, got, want)
+		}
+	}
+}
