@@ -40,12 +40,13 @@ type Alert struct {
 	At      time.Time           `json:"at"`
 }
 
-// Run forwards alerts until ctx ends. A batch of verdict messages is acked
-// (ack all: its last message) after the alerts of the batch were published;
-// a message that does not decode is logged and acked with the rest (it
-// cannot be an alert, and retrying it would not change that). A consumer
-// made by an older version with explicit acks is used as it is, acking
-// every message.
+// Run forwards alerts until ctx ends. It reads the verdicts stream with a
+// pull subscription that keeps up to 4,096 messages in flight, and acks
+// (ack all: the last message forwarded) every 256 messages and whenever the
+// stream is idle for 50 ms, after the alerts before were published. A
+// message that does not decode is logged and acked with the rest (it cannot
+// be an alert, and retrying it would not change that). A consumer made by an
+// older version with explicit acks is used as it is, acking every message.
 func (d *Dispatcher) Run(ctx context.Context) error {
 	c, err := d.js.CreateOrUpdateConsumer(ctx, schema.StreamVerdicts, jetstream.ConsumerConfig{
 		Durable: d.durable, AckPolicy: jetstream.AckAllPolicy, FilterSubject: d.subjects.VerdictsIn(),
@@ -58,34 +59,55 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		}
 		c, ackEach = old, true
 	}
-	for ctx.Err() == nil {
-		batch, err := c.Fetch(256, jetstream.FetchMaxWait(100*time.Millisecond))
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return fmt.Errorf("alert: fetch: %w", err)
+	it, err := c.Messages(jetstream.PullMaxMessages(4096))
+	if err != nil {
+		return fmt.Errorf("alert: consumer: %w", err)
+	}
+	defer it.Stop()
+	var last jetstream.Msg // forwarded, not acked yet
+	unacked := 0
+	flush := func() error {
+		if last == nil {
+			return nil
 		}
-		var last jetstream.Msg
-		for m := range batch.Messages() {
-			if err := d.forward(m.Data()); err != nil {
+		err := last.Ack()
+		last, unacked = nil, 0
+		if err != nil {
+			return fmt.Errorf("alert: ack: %w", err)
+		}
+		return nil
+	}
+	for ctx.Err() == nil {
+		m, err := it.Next(jetstream.NextMaxWait(50 * time.Millisecond))
+		switch {
+		case errors.Is(err, nats.ErrTimeout):
+			if err := flush(); err != nil {
 				return err
 			}
-			if ackEach {
-				if err := m.Ack(); err != nil {
-					return fmt.Errorf("alert: ack: %w", err)
-				}
-			}
-			last = m
-		}
-		if last != nil && !ackEach {
-			if err := last.Ack(); err != nil {
-				return fmt.Errorf("alert: ack: %w", err)
-			}
-		}
-		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, jetstream.ErrNoMessages) && ctx.Err() == nil {
+			continue
+		case err != nil && ctx.Err() != nil:
+			return nil
+		case err != nil:
 			return fmt.Errorf("alert: fetch: %w", err)
 		}
+		if err := d.forward(m.Data()); err != nil {
+			return err
+		}
+		if ackEach {
+			if err := m.Ack(); err != nil {
+				return fmt.Errorf("alert: ack: %w", err)
+			}
+			continue
+		}
+		last, unacked = m, unacked+1
+		if unacked >= 256 {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	if err := flush(); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
+		slog.Warn("alert: last ack", "err", err)
 	}
 	return nil
 }

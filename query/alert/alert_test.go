@@ -94,3 +94,61 @@ func TestDispatch(t *testing.T) {
 		t.Fatal("the alert published while the dispatcher was down never came")
 	}
 }
+
+// TestExplicitAckConsumer: a durable consumer an older version made with
+// explicit acks is used as it is, and what it forwarded is acked.
+func TestExplicitAckConsumer(t *testing.T) {
+	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		t.Fatal("not ready")
+	}
+	defer s.Shutdown()
+	nc, err := nats.Connect(s.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	subjects := schema.Subjects{Prefix: "ponens", Partitions: 4}
+	ctx := context.Background()
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: schema.StreamVerdicts, Subjects: []string{subjects.VerdictsIn()}}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := js.CreateConsumer(ctx, schema.StreamVerdicts, jetstream.ConsumerConfig{Durable: "old", AckPolicy: jetstream.AckExplicitPolicy, FilterSubject: subjects.VerdictsIn()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	alerts := make(chan *nats.Msg, 4)
+	sub, err := nc.ChanSubscribe(subjects.Prefix+".alerts.>", alerts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	data, _ := json.Marshal(schema.VerdictEvent{RunID: "r", Seq: 1, Rule: schema.RuleRef{ID: "x"}, Status: schema.StatusViolated, Mode: schema.ModeObserve})
+	if _, err := js.Publish(ctx, subjects.Verdict(0, "r"), data); err != nil {
+		t.Fatal(err)
+	}
+	run, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() { _ = New(nc, js, subjects, "old").Run(run) }()
+	select {
+	case <-alerts:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no alert through the explicit-ack consumer")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		info, err := c.Info(ctx)
+		if err == nil && info.NumAckPending == 0 && info.AckFloor.Stream == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the forwarded verdict is not acked: %+v", info)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
