@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	segjson "github.com/segmentio/encoding/json"
 
 	"github.com/ponens/ponens/monitor"
 	"github.com/ponens/ponens/schema"
@@ -69,6 +71,8 @@ type partition struct {
 	k          int
 	eng        *monitor.Engine
 	runs       map[string]*runState
+	gapped     map[string]*runState // runs with events waiting for a missing seq
+	idleScan   time.Time            // when sweep last looked for idle runs
 	ended      map[string]struct{}
 	endedOrder []string // ended runs, oldest first
 
@@ -80,6 +84,7 @@ type partition struct {
 	fresh    map[string]bool // while replaying: rules whose verdicts replay sends
 	ckptAt   time.Time
 	pub      []jetstream.PubAckFuture
+	ckBuf    []byte // the last checkpoint's encoding, reused
 
 	decide chan decideReq
 	sub    *nats.Subscription
@@ -97,7 +102,7 @@ func newPartition(ctx context.Context, w *Worker, k int, rev uint64) (*partition
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("partition %d: %w", k, errors.Join(errs...))
 	}
-	p := &partition{w: w, k: k, eng: eng, rev: rev, runs: map[string]*runState{}, ended: map[string]struct{}{},
+	p := &partition{w: w, k: k, eng: eng, rev: rev, runs: map[string]*runState{}, gapped: map[string]*runState{}, ended: map[string]struct{}{},
 		decide: make(chan decideReq), done: make(chan struct{})}
 	ck, err := p.loadCheckpoint(ctx)
 	if err != nil {
@@ -289,7 +294,7 @@ func (p *partition) handle(ctx context.Context, msg jetstream.Msg) {
 			}
 			return
 		}
-		rs = &runState{run: p.eng.NewRun(ev.RunID), first: seq, next: 1, buffer: map[uint64]buffered{}}
+		rs = &runState{run: p.eng.NewRun(ev.RunID), first: seq, next: 1}
 		p.runs[ev.RunID] = rs
 	}
 	rs.last = time.Now()
@@ -306,9 +311,13 @@ func (p *partition) handle(ctx context.Context, msg jetstream.Msg) {
 			}
 			return
 		}
+		if rs.buffer == nil {
+			rs.buffer = map[uint64]buffered{}
+		}
 		rs.buffer[ev.Seq] = buffered{ev: ev, raw: data}
 		if rs.gapSince.IsZero() {
 			rs.gapSince = time.Now()
+			p.gapped[ev.RunID] = rs
 		}
 		return
 	}
@@ -392,21 +401,33 @@ func (p *partition) drain(ctx context.Context, runID string, rs *runState, repla
 		}
 	}
 	if len(rs.buffer) == 0 {
-		rs.gapSince = time.Time{}
+		rs.gapSince, rs.buffer = time.Time{}, nil
+		if p.gapped[runID] == rs {
+			delete(p.gapped, runID)
+		}
 	}
 }
 
-// sweep ends idle runs and gives up on gaps that did not close in time.
+// sweep gives up on gaps that did not close in time and, every tenth of
+// IdleAfter, ends the runs idle for that long (so a run ends between
+// IdleAfter and 1.1 × IdleAfter after its last event, and a partition with
+// many open runs does not scan them all at every tick).
 func (p *partition) sweep(ctx context.Context) {
 	if p.marks != nil {
 		return // still restoring
 	}
 	now := time.Now()
-	for id, rs := range p.runs {
-		switch {
-		case !rs.gapSince.IsZero() && now.Sub(rs.gapSince) >= p.w.opts.GapTimeout:
+	for id, rs := range p.gapped {
+		if now.Sub(rs.gapSince) >= p.w.opts.GapTimeout {
 			p.skipGap(ctx, id, rs)
-		case len(rs.buffer) == 0 && now.Sub(rs.last) >= p.w.opts.IdleAfter:
+		}
+	}
+	if now.Sub(p.idleScan) < p.w.opts.IdleAfter/10 {
+		return
+	}
+	p.idleScan = now
+	for id, rs := range p.runs {
+		if len(rs.buffer) == 0 && now.Sub(rs.last) >= p.w.opts.IdleAfter {
 			p.send(ctx, rs.run.End())
 			p.end(id)
 		}
@@ -420,6 +441,7 @@ const maxEnded = 10_000
 // end removes an ended run and remembers that it ended.
 func (p *partition) end(runID string) {
 	delete(p.runs, runID)
+	delete(p.gapped, runID)
 	p.ended[runID] = struct{}{}
 	p.endedOrder = append(p.endedOrder, runID)
 	for len(p.endedOrder) > maxEnded {
@@ -495,14 +517,11 @@ func (p *partition) checkpoint(ctx context.Context) error {
 	if p.lastMsg == nil || p.marks != nil {
 		return nil
 	}
-	ck := checkpoint{Seq: p.lastSeq, Runs: make(map[string]runMark, len(p.runs)), Ended: p.endedOrder, Rules: p.ruleIDs()}
-	for id, rs := range p.runs {
-		ck.Runs[id] = runMark{First: rs.first, Next: rs.next}
-	}
-	data, err := json.Marshal(ck)
+	data, err := p.encodeCheckpoint(p.ckBuf[:0])
 	if err != nil {
 		return err
 	}
+	p.ckBuf = data
 	if _, err := p.w.checkpoints.Put(ctx, leaseKey(p.k), data); err != nil {
 		return err
 	}
@@ -511,6 +530,41 @@ func (p *partition) checkpoint(ctx context.Context) error {
 	}
 	p.lastMsg = nil
 	return nil
+}
+
+// encodeCheckpoint appends the partition's checkpoint, as JSON, to buf.
+// It writes the open runs straight from the partition, in no particular
+// order, instead of building a map for encoding/json to sort: a partition
+// with thousands of open runs writes its checkpoint several times a second.
+func (p *partition) encodeCheckpoint(buf []byte) ([]byte, error) {
+	buf = append(buf, `{"seq":`...)
+	buf = strconv.AppendUint(buf, p.lastSeq, 10)
+	buf = append(buf, `,"runs":{`...)
+	sep := false
+	var err error
+	for id, rs := range p.runs {
+		if sep {
+			buf = append(buf, ',')
+		}
+		sep = true
+		if buf, err = segjson.Append(buf, id, 0); err != nil {
+			return nil, err
+		}
+		buf = append(buf, `:{"first":`...)
+		buf = strconv.AppendUint(buf, rs.first, 10)
+		buf = append(buf, `,"next":`...)
+		buf = strconv.AppendUint(buf, rs.next, 10)
+		buf = append(buf, '}')
+	}
+	buf = append(buf, `},"ended":`...)
+	if buf, err = segjson.Append(buf, p.endedOrder, 0); err != nil {
+		return nil, err
+	}
+	buf = append(buf, `,"rules":`...)
+	if buf, err = segjson.Append(buf, p.ruleIDs(), 0); err != nil {
+		return nil, err
+	}
+	return append(buf, '}'), nil
 }
 
 // ruleIDs lists the verdict ids of the partition's rules.
