@@ -51,7 +51,7 @@ func workerOptions(id string, sub schema.Subjects, set *ruleset.Set, js natsjs.J
 	dl := jetstream.NewDeadLetters(js, sub)
 	return worker.Options{ID: id, Subjects: sub, Rules: set, Logger: log,
 		LeaseTTL: c.Worker.LeaseTTL, CheckpointEvery: c.Worker.CheckpointEvery, IdleAfter: c.Worker.IdleAfter,
-		GapTimeout: c.Worker.GapTimeout, MaxBuffered: c.Worker.MaxBuffered, MaxEventBytes: c.Trace.MaxEventBytes,
+		GapTimeout: c.Worker.GapTimeout, MaxBuffered: c.Worker.MaxBuffered, MaxEventBytes: c.Trace.MaxEventBytes, Replicas: c.NATS.Replicas,
 		DeadLetter: func(ctx context.Context, reason string, err error, payload []byte) error {
 			return dl.Send(ctx, reason, "worker", err, payload)
 		}}

@@ -45,6 +45,10 @@ type Options struct {
 	MaxEventBytes int
 	// FetchBatch is how many messages a partition asks for at a time.
 	FetchBatch int
+	// Replicas is the number of copies of the key-value buckets (leases,
+	// checkpoints, the rule manifest): as many as the streams have, so that
+	// losing a node of a cluster loses no partition's state. 0 means 1.
+	Replicas int
 
 	// DeadLetter receives every event the worker refuses, with a reason
 	// code (schema.HeaderReason values) and the error naming the field.
@@ -265,7 +269,7 @@ func (w *Worker) buckets(ctx context.Context) error {
 			return nil
 		}
 		var kv jetstream.KeyValue
-		kv, err = w.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: bucket(p, name), TTL: ttl})
+		kv, err = w.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: bucket(p, name), TTL: ttl, Replicas: max(w.opts.Replicas, 1)})
 		return kv
 	}
 	w.members = mk("workers", w.opts.LeaseTTL)

@@ -183,26 +183,37 @@ func line(v schema.VerdictEvent) string {
 // stored reads the verdicts stream, per run in stream order.
 func stored(t *testing.T, js natsjs.JetStream) (map[string][]string, int) {
 	t.Helper()
-	ctx := context.Background()
-	c, err := js.OrderedConsumer(ctx, schema.StreamVerdicts, natsjs.OrderedConsumerConfig{})
+	out, n, err := readVerdicts(js)
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, _ := js.Stream(ctx, schema.StreamVerdicts)
+	return out, n
+}
+
+func readVerdicts(js natsjs.JetStream) (map[string][]string, int, error) {
+	ctx := context.Background()
+	c, err := js.OrderedConsumer(ctx, schema.StreamVerdicts, natsjs.OrderedConsumerConfig{})
+	if err != nil {
+		return nil, 0, err
+	}
+	info, err := js.Stream(ctx, schema.StreamVerdicts)
+	if err != nil {
+		return nil, 0, err
+	}
 	total := int(info.CachedInfo().State.Msgs)
 	out := map[string][]string{}
 	for i := 0; i < total; i++ {
 		m, err := c.Next(natsjs.FetchMaxWait(5 * time.Second))
 		if err != nil {
-			t.Fatal(err)
+			return nil, 0, err
 		}
 		var v schema.VerdictEvent
 		if err := json.Unmarshal(m.Data(), &v); err != nil {
-			t.Fatal(err)
+			return nil, 0, err
 		}
 		out[v.RunID] = append(out[v.RunID], line(v))
 	}
-	return out, total
+	return out, total, nil
 }
 
 // waitFor polls cond until it holds or the time is up.

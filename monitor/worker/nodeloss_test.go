@@ -1,0 +1,103 @@
+package worker
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ponens/ponens/ingest/jetstream"
+	"github.com/ponens/ponens/ingest/jetstream/jstest"
+	"github.com/ponens/ponens/schema"
+)
+
+// TestNodeLoss: the pipeline on a three-node NATS cluster, streams and
+// buckets with three replicas. A node stops in the middle of the stream;
+// the worker rides through the reconnection and the leader elections
+// (partitions that fail start again from their checkpoints) and the
+// verdicts stream ends up exactly as after an uninterrupted run.
+func TestNodeLoss(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a three-node cluster")
+	}
+	c := jstest.Cluster(t, 3)
+	nc, js := c.Connect()
+	ctx := context.Background()
+	cfg := jetstream.StreamConfig{Prefix: subjects.Prefix, Partitions: testPartitions, Duplicates: 10 * time.Minute, Replicas: 3}
+	if err := jetstream.Provision(ctx, js, cfg); err != nil {
+		t.Fatal(err)
+	}
+	set := rules(t)
+	runs, order, _ := fleet(30)
+	want := expected(t, set, runs)
+	pub := jetstream.NewPublisher(js, subjects, jetstream.PublisherOptions{Timeout: 2 * time.Second, Retries: 40, RetryWait: 100 * time.Millisecond})
+	publishAll := func(evs []*schema.Event) {
+		for _, ev := range evs {
+			if err := pub.Publish(ctx, ev); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := pub.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var logs syncBuffer
+	w, err := New(nc, js, Options{ID: "w", Subjects: subjects, Rules: set, LeaseTTL: 2 * time.Second, Logger: slog.New(slog.NewTextHandler(&logs, nil)), Replicas: 3,
+		CheckpointEvery: 50 * time.Millisecond, IdleAfter: 3 * time.Second, GapTimeout: time.Minute, DeadLetter: deadLetters(js)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); _ = w.Run(wctx) }()
+	defer func() { cancel(); <-done }()
+
+	half := len(order) / 2
+	publishAll(order[:half])
+	waitFor(t, 30*time.Second, "the first half's verdicts", func() bool { return verdictCount(js) > 0 && len(w.Owned()) == testPartitions })
+	c.Stop(0)
+	publishAll(order[half:])
+	waitFor(t, 90*time.Second, "all verdicts", func() bool { return verdictCount(js) >= total(want) })
+	time.Sleep(time.Second) // anything extra would show up now
+	defer func() {
+		if t.Failed() {
+			t.Logf("worker logs:\n%s", logs.String())
+		}
+	}()
+	var got map[string][]string
+	var n int
+	var readErr error
+	waitFor(t, 30*time.Second, "the verdicts stream read back", func() bool { // reads can find no responders while the cluster settles
+		got, n, readErr = readVerdicts(js)
+		return readErr == nil
+	})
+	if n != total(want) {
+		t.Errorf("stored %d verdicts, want %d (lost or duplicated)", n, total(want))
+	}
+	for id, wv := range want {
+		if !slices.Equal(got[id], wv) {
+			t.Errorf("run %s: verdicts differ\n got %v\nwant %v", id, got[id], wv)
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
