@@ -228,7 +228,7 @@ func (p *partition) loop(ctx context.Context) {
 			continue
 		default:
 		}
-		batch, err := p.consumer.Fetch(p.w.opts.FetchBatch, jetstream.FetchMaxWait(50*time.Millisecond))
+		batch, err := p.consumer.Fetch(p.w.opts.FetchBatch, jetstream.FetchMaxWait(p.w.fetchWait))
 		if err != nil {
 			if ctx.Err() == nil && !errors.Is(err, jetstream.ErrNoMessages) {
 				p.fail(err)
@@ -243,7 +243,7 @@ func (p *partition) loop(ctx context.Context) {
 		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && ctx.Err() == nil && !errors.Is(err, jetstream.ErrNoMessages) {
 			p.fail(err)
 		}
-		if n == 0 && p.marks != nil {
+		if n == 0 && p.marks != nil && p.replayed(ctx) {
 			p.resume() // nothing after the checkpoint yet: restoring is done
 		}
 	}
@@ -323,6 +323,20 @@ func (p *partition) handle(ctx context.Context, msg jetstream.Msg) {
 	}
 	p.apply(ctx, ev.RunID, rs, ev, replay)
 	p.drain(ctx, ev.RunID, rs, replay)
+}
+
+// replayed reports whether every event up to the checkpoint has been
+// handled: an empty fetch alone does not say so (a fetch can give up before
+// the server delivers), but a consumer with nothing left to deliver does.
+func (p *partition) replayed(ctx context.Context) bool {
+	info, err := p.consumer.Info(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			p.w.opts.Logger.Warn("worker: consumer info", "partition", p.k, "err", err)
+		}
+		return false
+	}
+	return info.NumPending == 0 || info.Delivered.Stream >= p.replayTo
 }
 
 // resume is the end of replay: runs the checkpoint had moved past a gap

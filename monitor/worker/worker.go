@@ -116,6 +116,8 @@ type Worker struct {
 	members, leases, checkpoints, manifest jetstream.KeyValue
 
 	reloads chan reloadReq
+	// fetchWait is how long a fetch waits for messages (tests shorten it).
+	fetchWait time.Duration
 
 	mu    sync.Mutex
 	owned map[int]*partition
@@ -142,7 +144,7 @@ func New(nc *nats.Conn, js jetstream.JetStream, opts Options) (*Worker, error) {
 	if opts.Rules == nil {
 		return nil, errors.New("worker: a rule set is required")
 	}
-	return &Worker{opts: opts, nc: nc, js: js, owned: map[int]*partition{}, reloads: make(chan reloadReq)}, nil
+	return &Worker{opts: opts, nc: nc, js: js, owned: map[int]*partition{}, reloads: make(chan reloadReq), fetchWait: 50 * time.Millisecond}, nil
 }
 
 // Owned returns the partitions the worker owns now, sorted.

@@ -491,3 +491,53 @@ func TestRendezvous(t *testing.T) {
 		}
 	}
 }
+
+// TestTakeoverWithImpatientFetches: a takeover whose fetches give up
+// almost at once, so that some come back empty while the events before the
+// checkpoint are still being replayed. Replay must not end before they are
+// all in: the verdicts stream ends up exactly as after an uninterrupted run.
+func TestTakeoverWithImpatientFetches(t *testing.T) {
+	nc, js := startJS(t)
+	set := rules(t)
+	runs, order, _ := fleet(60)
+	want := expected(t, set, runs)
+	half := len(order) / 2
+	for _, ev := range order[:half] {
+		publish(t, js, ev, schema.EventMsgID(ev.RunID, ev.Seq))
+	}
+	ncA, jsA := connect(t, nc.ConnectedUrl())
+	wA, cancelA, doneA := startWorker(t, ncA, jsA, "a", set)
+	waitFor(t, 10*time.Second, "worker a to own every partition", func() bool { return len(wA.Owned()) == testPartitions })
+	waitFor(t, 10*time.Second, "worker a to process half", func() bool { return verdictCount(js) > 0 })
+	time.Sleep(300 * time.Millisecond)
+	ncA.Close()
+	cancelA()
+	<-doneA
+	for _, ev := range order[half:] {
+		publish(t, js, ev, schema.EventMsgID(ev.RunID, ev.Seq))
+	}
+	ncB, jsB := connect(t, nc.ConnectedUrl())
+	wB, err := New(ncB, jsB, Options{ID: "b", Subjects: subjects, Rules: set, LeaseTTL: time.Second, Logger: quiet,
+		CheckpointEvery: 50 * time.Millisecond, IdleAfter: 400 * time.Millisecond, GapTimeout: 300 * time.Millisecond, MaxEventBytes: 8 << 10,
+		FetchBatch: 1, DeadLetter: deadLetters(js)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wB.fetchWait = 300 * time.Microsecond // some fetches come back empty during the replay
+	ctx, cancelB := context.WithCancel(context.Background())
+	doneB := make(chan struct{})
+	go func() { defer close(doneB); _ = wB.Run(ctx) }()
+	waitFor(t, 30*time.Second, "all verdicts", func() bool { return verdictCount(js) >= total(want) })
+	time.Sleep(600 * time.Millisecond)
+	cancelB()
+	<-doneB
+	got, n := stored(t, js)
+	if n != total(want) {
+		t.Errorf("stored %d verdicts, want %d", n, total(want))
+	}
+	for id, w := range want {
+		if !slices.Equal(got[id], w) {
+			t.Errorf("run %s: verdicts differ\n got %v\nwant %v", id, got[id], w)
+		}
+	}
+}
