@@ -50,6 +50,11 @@ func TestNodeLoss(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer func() {
+		if t.Failed() {
+			t.Logf("worker logs:\n%s", logs.String())
+		}
+	}()
 	wctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { defer close(done); _ = w.Run(wctx) }()
@@ -57,16 +62,11 @@ func TestNodeLoss(t *testing.T) {
 
 	half := len(order) / 2
 	publishAll(order[:half])
-	waitFor(t, 30*time.Second, "the first half's verdicts", func() bool { return verdictCount(js) > 0 && len(w.Owned()) == testPartitions })
+	waitFor(t, 90*time.Second, "the first half's verdicts", func() bool { return verdictCount(js) > 0 && len(w.Owned()) == testPartitions })
 	c.Stop(0)
 	publishAll(order[half:])
 	waitFor(t, 90*time.Second, "all verdicts", func() bool { return verdictCount(js) >= total(want) })
 	time.Sleep(time.Second) // anything extra would show up now
-	defer func() {
-		if t.Failed() {
-			t.Logf("worker logs:\n%s", logs.String())
-		}
-	}()
 	var got map[string][]string
 	var n int
 	var readErr error
