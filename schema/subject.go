@@ -129,6 +129,13 @@ func VerdictMsgID(v *VerdictEvent) string {
 	return RunToken(v.RunID) + ":" + RunToken(v.Rule.ID) + ":" + strconv.FormatUint(v.Seq, 10)
 }
 
+// HeaderRule is set on a verdict message of a rule whose meaning changed:
+// the rule's id in its file, while the verdict carries the id of the
+// version (<id>@<version>). The alert stage announces it on the rule's own
+// alert subject, so subscribers keep receiving a rule's alerts across its
+// versions.
+const HeaderRule = "Ponens-Rule"
+
 // Dead-letter headers: why an event was refused, and where.
 const (
 	HeaderError  = "Ponens-Error"  // the message: file/line/field and what was expected

@@ -70,6 +70,7 @@ type partition struct {
 	w          *Worker
 	k          int
 	eng        *monitor.Engine
+	fileIDs    map[string]string // verdict id → id in the file, for later versions
 	runs       map[string]*runState
 	gapped     map[string]*runState // runs with events waiting for a missing seq
 	idleScan   time.Time            // when sweep last looked for idle runs
@@ -98,11 +99,12 @@ type partition struct {
 }
 
 func newPartition(ctx context.Context, w *Worker, k int, rev uint64) (*partition, error) {
-	eng, errs := monitor.NewEngine(w.currentRules())
+	set, fileIDs := w.currentRules()
+	eng, errs := monitor.NewEngine(set)
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("partition %d: %w", k, errors.Join(errs...))
 	}
-	p := &partition{w: w, k: k, eng: eng, rev: rev, runs: map[string]*runState{}, gapped: map[string]*runState{}, ended: map[string]struct{}{},
+	p := &partition{w: w, k: k, eng: eng, fileIDs: fileIDs, rev: rev, runs: map[string]*runState{}, gapped: map[string]*runState{}, ended: map[string]struct{}{},
 		decide: make(chan decideReq), done: make(chan struct{})}
 	ck, err := p.loadCheckpoint(ctx)
 	if err != nil {
@@ -504,6 +506,9 @@ func (p *partition) send(ctx context.Context, vs []schema.VerdictEvent) {
 		msg := nats.NewMsg(p.w.opts.Subjects.Verdict(p.k, v.RunID))
 		msg.Data = data
 		msg.Header.Set(jetstream.MsgIDHeader, schema.VerdictMsgID(v))
+		if id, ok := p.fileIDs[v.Rule.ID]; ok {
+			msg.Header.Set(schema.HeaderRule, id)
+		}
 		f, err := p.w.js.PublishMsgAsync(msg)
 		if err != nil {
 			p.fail(err)

@@ -183,6 +183,13 @@ func TestReload(t *testing.T) {
 			t.Fatal(err)
 		}
 		got.add([]schema.VerdictEvent{v})
+		wantRule := ""
+		if v.Rule.ID == changed+"@2" {
+			wantRule = changed // so that its alerts stay on the rule's subject
+		}
+		if h := m.Headers().Get(schema.HeaderRule); h != wantRule {
+			t.Errorf("verdict of %s: %s header %q, want %q", v.Rule.ID, schema.HeaderRule, h, wantRule)
+		}
 	}
 	counts := map[string]int{}
 	for k, v := range want {

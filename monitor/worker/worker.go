@@ -121,7 +121,8 @@ type Worker struct {
 
 	mu    sync.Mutex
 	owned map[int]*partition
-	rules *ruleset.Set // in force: opts.Rules or the last reload, with verdict ids
+	rules *ruleset.Set      // in force: opts.Rules or the last reload, with verdict ids
+	ids   map[string]string // verdict id → the rule's id in its file, for versions after the first
 }
 
 // reloadReq asks Run to put a new rule set in force.
@@ -171,7 +172,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("worker: %w", err)
 	}
-	w.setRules(set)
+	w.setRules(set, changes)
 	w.logChanges(changes)
 	tick := time.NewTicker(w.opts.LeaseTTL / 3)
 	defer tick.Stop()
@@ -229,7 +230,7 @@ func (w *Worker) reload(ctx context.Context, set *ruleset.Set) ([]RuleChange, er
 		}
 	}
 	w.opts.Rules = set
-	w.setRules(eff)
+	w.setRules(eff, changes)
 	w.logChanges(changes)
 	w.mu.Lock()
 	owned := maps.Clone(w.owned)
@@ -240,16 +241,24 @@ func (w *Worker) reload(ctx context.Context, set *ruleset.Set) ([]RuleChange, er
 	return changes, nil
 }
 
-func (w *Worker) setRules(set *ruleset.Set) {
+func (w *Worker) setRules(set *ruleset.Set, changes []RuleChange) {
+	ids := map[string]string{}
+	for _, c := range changes {
+		if c.VerdictID != "" && c.VerdictID != c.ID {
+			ids[c.VerdictID] = c.ID
+		}
+	}
 	w.mu.Lock()
-	w.rules = set
+	w.rules, w.ids = set, ids
 	w.mu.Unlock()
 }
 
-func (w *Worker) currentRules() *ruleset.Set {
+// currentRules returns the rules in force and, for rules past their first
+// version, the id in the file of each verdict id.
+func (w *Worker) currentRules() (*ruleset.Set, map[string]string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.rules
+	return w.rules, w.ids
 }
 
 func (w *Worker) logChanges(changes []RuleChange) {

@@ -90,7 +90,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		case err != nil:
 			return fmt.Errorf("alert: fetch: %w", err)
 		}
-		if err := d.forward(m.Data()); err != nil {
+		if err := d.forward(m.Data(), m.Headers().Get(schema.HeaderRule)); err != nil {
 			return err
 		}
 		if ackEach {
@@ -118,7 +118,10 @@ type statusOnly struct {
 	Status schema.VerdictStatus `json:"status"`
 }
 
-func (d *Dispatcher) forward(data []byte) error {
+// forward announces the verdict in data if it is a violation, on the alert
+// subject of rule (the rule's id in its file, when the verdict is of a later
+// version) or else of the verdict's rule.
+func (d *Dispatcher) forward(data []byte, rule string) error {
 	var s statusOnly
 	if _, err := segjson.Parse(data, &s, 0); err == nil && s.Status != schema.StatusViolated {
 		return nil
@@ -135,7 +138,10 @@ func (d *Dispatcher) forward(data []byte) error {
 	if err != nil {
 		return err
 	}
-	if err := d.nc.Publish(d.subjects.Alert(v.Rule.ID), payload); err != nil {
+	if rule == "" {
+		rule = v.Rule.ID
+	}
+	if err := d.nc.Publish(d.subjects.Alert(rule), payload); err != nil {
 		return fmt.Errorf("alert: publish: %w", err)
 	}
 	return nil

@@ -53,6 +53,15 @@ func TestDispatch(t *testing.T) {
 	put("tests_before_commit", schema.StatusViolated)
 	put("tests_eventually", schema.StatusPending)
 	put("no.env/writes", schema.StatusViolated) // a rule id that needs encoding
+	{ // a later version of a rule: announced on the rule's own subject
+		data, _ := json.Marshal(schema.VerdictEvent{RunID: "r", Seq: 2, Rule: schema.RuleRef{ID: "edits@2"}, Status: schema.StatusViolated, Mode: schema.ModeObserve})
+		msg := nats.NewMsg(subjects.Verdict(0, "r"))
+		msg.Data = data
+		msg.Header.Set(schema.HeaderRule, "edits")
+		if _, err := js.PublishMsg(ctx, msg); err != nil {
+			t.Fatal(err)
+		}
+	}
 
 	run := func() context.CancelFunc {
 		c, cancel := context.WithCancel(ctx)
@@ -61,7 +70,7 @@ func TestDispatch(t *testing.T) {
 	}
 	stop := run()
 	got := map[string]string{}
-	for range 2 {
+	for range 3 {
 		select {
 		case m := <-alerts:
 			var a Alert
@@ -73,7 +82,8 @@ func TestDispatch(t *testing.T) {
 			t.Fatalf("alerts so far: %v", got)
 		}
 	}
-	if got[subjects.Alert("tests_before_commit")] != "tests_before_commit" || got[subjects.Alert("no.env/writes")] != "no.env/writes" {
+	if got[subjects.Alert("tests_before_commit")] != "tests_before_commit" || got[subjects.Alert("no.env/writes")] != "no.env/writes" ||
+		got[subjects.Alert("edits")] != "edits@2" {
 		t.Errorf("alerts %v", got)
 	}
 	stop()
