@@ -1,11 +1,9 @@
 package worker
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -44,17 +42,11 @@ func TestNodeLoss(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var logs syncBuffer
-	w, err := New(nc, js, Options{ID: "w", Subjects: subjects, Rules: set, LeaseTTL: 2 * time.Second, Logger: slog.New(slog.NewTextHandler(&logs, nil)), Replicas: 3,
+	w, err := New(nc, js, Options{ID: "w", Subjects: subjects, Rules: set, LeaseTTL: 2 * time.Second, Logger: slog.New(slog.NewTextHandler(t.Output(), nil)), Replicas: 3,
 		CheckpointEvery: 50 * time.Millisecond, IdleAfter: 3 * time.Second, GapTimeout: time.Minute, DeadLetter: deadLetters(js)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() {
-		if t.Failed() {
-			t.Logf("worker logs:\n%s", logs.String())
-		}
-	}()
 	wctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { defer close(done); _ = w.Run(wctx) }()
@@ -82,22 +74,4 @@ func TestNodeLoss(t *testing.T) {
 			t.Errorf("run %s: verdicts differ\n got %v\nwant %v", id, got[id], wv)
 		}
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

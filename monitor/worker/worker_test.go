@@ -236,7 +236,9 @@ func verdictCount(js natsjs.JetStream) int {
 	return int(info.CachedInfo().State.Msgs)
 }
 
-func startWorker(t *testing.T, nc *nats.Conn, js natsjs.JetStream, id string, set *ruleset.Set) (*Worker, context.CancelFunc, chan struct{}) {
+// startWorker starts a worker with the tests' settings, adjusted by adjust
+// before it runs.
+func startWorker(t *testing.T, nc *nats.Conn, js natsjs.JetStream, id string, set *ruleset.Set, adjust func(*Worker)) (*Worker, context.CancelFunc, chan struct{}) {
 	t.Helper()
 	w, err := New(nc, js, Options{ID: id, Subjects: subjects, Rules: set, LeaseTTL: time.Second, Logger: quiet,
 		CheckpointEvery: 50 * time.Millisecond, IdleAfter: 400 * time.Millisecond, GapTimeout: 300 * time.Millisecond, MaxEventBytes: 8 << 10,
@@ -244,6 +246,7 @@ func startWorker(t *testing.T, nc *nats.Conn, js natsjs.JetStream, id string, se
 	if err != nil {
 		t.Fatal(err)
 	}
+	adjust(w)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); _ = w.Run(ctx) }()
@@ -272,7 +275,7 @@ func TestEndToEnd(t *testing.T) {
 	for _, ev := range dups { // same event, another message id: the worker drops it
 		publish(t, js, ev, "again:"+schema.EventMsgID(ev.RunID, ev.Seq))
 	}
-	_, cancel, done := startWorker(t, nc, js, "w1", set)
+	_, cancel, done := startWorker(t, nc, js, "w1", set, func(*Worker) {})
 	waitFor(t, 20*time.Second, "all verdicts", func() bool { return verdictCount(js) >= total(want) })
 	time.Sleep(600 * time.Millisecond) // anything extra would show up now
 	cancel()
@@ -293,16 +296,35 @@ func TestEndToEnd(t *testing.T) {
 // expires, restores the open runs from the checkpoint, and the verdicts
 // stream ends up exactly as after an uninterrupted run.
 func TestCrashAndTakeover(t *testing.T) {
+	crashAndTakeover(t, 40, func(*Worker) {})
+}
+
+// TestTakeoverWithImpatientFetches: the same, with a new owner whose
+// fetches give up almost at once, so that some come back empty while the
+// events before the checkpoint are still being replayed. Replay must not
+// end before they are all in.
+func TestTakeoverWithImpatientFetches(t *testing.T) {
+	crashAndTakeover(t, 60, func(w *Worker) {
+		w.opts.FetchBatch = 1
+		w.fetchWait = 300 * time.Microsecond
+	})
+}
+
+// crashAndTakeover publishes half of a fleet of runs to worker a, cuts
+// its connection, publishes the rest and lets worker b, adjusted by
+// adjust before it starts, take over; the verdicts must be exactly those of
+// a local monitor.
+func crashAndTakeover(t *testing.T, runs int, adjust func(*Worker)) {
 	nc, js := startJS(t)
 	set := rules(t)
-	runs, order, _ := fleet(40)
-	want := expected(t, set, runs)
+	fleetRuns, order, _ := fleet(runs)
+	want := expected(t, set, fleetRuns)
 	half := len(order) / 2
 	for _, ev := range order[:half] {
 		publish(t, js, ev, schema.EventMsgID(ev.RunID, ev.Seq))
 	}
 	ncA, jsA := connect(t, nc.ConnectedUrl())
-	_, cancelA, doneA := startWorker(t, ncA, jsA, "a", set)
+	_, cancelA, doneA := startWorker(t, ncA, jsA, "a", set, func(*Worker) {})
 	waitFor(t, 10*time.Second, "worker a to process half", func() bool { return verdictCount(js) > 0 })
 	time.Sleep(300 * time.Millisecond) // some checkpoints, some verdicts after them
 	ncA.Close()                        // crash: nothing more is acked, checkpointed or released
@@ -312,7 +334,7 @@ func TestCrashAndTakeover(t *testing.T) {
 		publish(t, js, ev, schema.EventMsgID(ev.RunID, ev.Seq))
 	}
 	ncB, jsB := connect(t, nc.ConnectedUrl())
-	_, cancelB, doneB := startWorker(t, ncB, jsB, "b", set)
+	_, cancelB, doneB := startWorker(t, ncB, jsB, "b", set, adjust)
 	waitFor(t, 30*time.Second, "all verdicts", func() bool { return verdictCount(js) >= total(want) })
 	time.Sleep(600 * time.Millisecond)
 	cancelB()
@@ -338,7 +360,7 @@ func TestRebalance(t *testing.T) {
 	var dones []chan struct{}
 	for i := range 3 {
 		c, j := connect(t, nc.ConnectedUrl())
-		w, cancel, done := startWorker(t, c, j, fmt.Sprintf("w%d", i), set)
+		w, cancel, done := startWorker(t, c, j, fmt.Sprintf("w%d", i), set, func(*Worker) {})
 		ws, cancels, dones = append(ws, w), append(cancels, cancel), append(dones, done)
 		n := i + 1
 		waitFor(t, 15*time.Second, fmt.Sprintf("%d workers to share the partitions", n), func() bool {
@@ -394,7 +416,7 @@ func TestBadInputAndGaps(t *testing.T) {
 	publish(t, js, ev("g", 5, schema.TypeAction, &schema.Action{ID: 4, Type: "RunTests", Status: "completed"}), "g5")
 	publish(t, js, ev("g", 6, schema.TypeRunFinish, nil), "g6")
 	publish(t, js, ev("g", 7, schema.TypeAction, &schema.Action{ID: 5, Type: "EditFile"}), "g7")
-	_, cancel, done := startWorker(t, nc, js, "w", set)
+	_, cancel, done := startWorker(t, nc, js, "w", set, func(*Worker) {})
 	defer func() { cancel(); <-done }()
 
 	reasons := func() []string {
@@ -442,7 +464,7 @@ func TestDecideOverNATS(t *testing.T) {
 	ts := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	publish(t, js, &schema.Event{V: 1, RunID: "d", Seq: 1, TS: ts, Type: schema.TypeRunStart, Start: &schema.RunStart{}}, "d1")
 	publish(t, js, &schema.Event{V: 1, RunID: "d", Seq: 2, TS: ts, Type: schema.TypeAction, Action: &schema.Action{ID: 1, Type: "RunTests", Status: "completed"}}, "d2")
-	w, cancel, done := startWorker(t, nc, js, "w", set)
+	w, cancel, done := startWorker(t, nc, js, "w", set, func(*Worker) {})
 	defer func() { cancel(); <-done }()
 	waitFor(t, 10*time.Second, "the partition to be owned", func() bool { return len(w.Owned()) == testPartitions })
 	ask := func(run string, a schema.Action) monitor.Decision {
@@ -492,52 +514,3 @@ func TestRendezvous(t *testing.T) {
 	}
 }
 
-// TestTakeoverWithImpatientFetches: a takeover whose fetches give up
-// almost at once, so that some come back empty while the events before the
-// checkpoint are still being replayed. Replay must not end before they are
-// all in: the verdicts stream ends up exactly as after an uninterrupted run.
-func TestTakeoverWithImpatientFetches(t *testing.T) {
-	nc, js := startJS(t)
-	set := rules(t)
-	runs, order, _ := fleet(60)
-	want := expected(t, set, runs)
-	half := len(order) / 2
-	for _, ev := range order[:half] {
-		publish(t, js, ev, schema.EventMsgID(ev.RunID, ev.Seq))
-	}
-	ncA, jsA := connect(t, nc.ConnectedUrl())
-	wA, cancelA, doneA := startWorker(t, ncA, jsA, "a", set)
-	waitFor(t, 10*time.Second, "worker a to own every partition", func() bool { return len(wA.Owned()) == testPartitions })
-	waitFor(t, 10*time.Second, "worker a to process half", func() bool { return verdictCount(js) > 0 })
-	time.Sleep(300 * time.Millisecond)
-	ncA.Close()
-	cancelA()
-	<-doneA
-	for _, ev := range order[half:] {
-		publish(t, js, ev, schema.EventMsgID(ev.RunID, ev.Seq))
-	}
-	ncB, jsB := connect(t, nc.ConnectedUrl())
-	wB, err := New(ncB, jsB, Options{ID: "b", Subjects: subjects, Rules: set, LeaseTTL: time.Second, Logger: quiet,
-		CheckpointEvery: 50 * time.Millisecond, IdleAfter: 400 * time.Millisecond, GapTimeout: 300 * time.Millisecond, MaxEventBytes: 8 << 10,
-		FetchBatch: 1, DeadLetter: deadLetters(js)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	wB.fetchWait = 300 * time.Microsecond // some fetches come back empty during the replay
-	ctx, cancelB := context.WithCancel(context.Background())
-	doneB := make(chan struct{})
-	go func() { defer close(doneB); _ = wB.Run(ctx) }()
-	waitFor(t, 30*time.Second, "all verdicts", func() bool { return verdictCount(js) >= total(want) })
-	time.Sleep(600 * time.Millisecond)
-	cancelB()
-	<-doneB
-	got, n := stored(t, js)
-	if n != total(want) {
-		t.Errorf("stored %d verdicts, want %d", n, total(want))
-	}
-	for id, w := range want {
-		if !slices.Equal(got[id], w) {
-			t.Errorf("run %s: verdicts differ\n got %v\nwant %v", id, got[id], w)
-		}
-	}
-}

@@ -13,10 +13,10 @@ import (
 	"github.com/ponens/ponens/schema"
 )
 
-// TestDispatch: violations in the verdicts stream reach the alert subject
-// of their rule; other statuses do not; a dispatcher restarted later
-// delivers what arrived while it was down.
-func TestDispatch(t *testing.T) {
+// startVerdicts starts an in-process JetStream server on loopback with the
+// VERDICTS stream of the "ponens" prefix.
+func startVerdicts(t *testing.T) (*nats.Conn, jetstream.JetStream) {
+	t.Helper()
 	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
 	if err != nil {
 		t.Fatal(err)
@@ -25,18 +25,27 @@ func TestDispatch(t *testing.T) {
 	if !s.ReadyForConnections(10 * time.Second) {
 		t.Fatal("not ready")
 	}
-	defer s.Shutdown()
+	t.Cleanup(s.Shutdown)
 	nc, err := nats.Connect(s.ClientURL())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer nc.Close()
+	t.Cleanup(nc.Close)
 	js, _ := jetstream.New(nc)
 	subjects := schema.Subjects{Prefix: "ponens", Partitions: 4}
-	ctx := context.Background()
-	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: schema.StreamVerdicts, Subjects: []string{subjects.VerdictsIn()}}); err != nil {
+	if _, err := js.CreateStream(context.Background(), jetstream.StreamConfig{Name: schema.StreamVerdicts, Subjects: []string{subjects.VerdictsIn()}}); err != nil {
 		t.Fatal(err)
 	}
+	return nc, js
+}
+
+// TestDispatch: violations in the verdicts stream reach the alert subject
+// of their rule; other statuses do not; a dispatcher restarted later
+// delivers what arrived while it was down.
+func TestDispatch(t *testing.T) {
+	nc, js := startVerdicts(t)
+	subjects := schema.Subjects{Prefix: "ponens", Partitions: 4}
+	ctx := context.Background()
 	alerts := make(chan *nats.Msg, 16)
 	sub, err := nc.ChanSubscribe(subjects.Prefix+".alerts.>", alerts)
 	if err != nil {
@@ -53,7 +62,7 @@ func TestDispatch(t *testing.T) {
 	put("tests_before_commit", schema.StatusViolated)
 	put("tests_eventually", schema.StatusPending)
 	put("no.env/writes", schema.StatusViolated) // a rule id that needs encoding
-	{ // a later version of a rule: announced on the rule's own subject
+	{                                           // a later version of a rule: announced on the rule's own subject
 		data, _ := json.Marshal(schema.VerdictEvent{RunID: "r", Seq: 2, Rule: schema.RuleRef{ID: "edits@2"}, Status: schema.StatusViolated, Mode: schema.ModeObserve})
 		msg := nats.NewMsg(subjects.Verdict(0, "r"))
 		msg.Data = data
@@ -108,26 +117,9 @@ func TestDispatch(t *testing.T) {
 // TestExplicitAckConsumer: a durable consumer an older version made with
 // explicit acks is used as it is, and what it forwarded is acked.
 func TestExplicitAckConsumer(t *testing.T) {
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("not ready")
-	}
-	defer s.Shutdown()
-	nc, err := nats.Connect(s.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
+	nc, js := startVerdicts(t)
 	subjects := schema.Subjects{Prefix: "ponens", Partitions: 4}
 	ctx := context.Background()
-	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: schema.StreamVerdicts, Subjects: []string{subjects.VerdictsIn()}}); err != nil {
-		t.Fatal(err)
-	}
 	c, err := js.CreateConsumer(ctx, schema.StreamVerdicts, jetstream.ConsumerConfig{Durable: "old", AckPolicy: jetstream.AckExplicitPolicy, FilterSubject: subjects.VerdictsIn()})
 	if err != nil {
 		t.Fatal(err)
