@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -142,5 +143,30 @@ func TestFastEventMirrorsEvent(t *testing.T) {
 		if fa.Name != fb.Name || fa.Tag != fb.Tag || (fa.Type != fb.Type && fa.Name != "TS") {
 			t.Errorf("field %d: Event has %s %s %q, fastEvent %s %s %q", i, fa.Name, fa.Type, fa.Tag, fb.Name, fb.Type, fb.Tag)
 		}
+	}
+}
+
+// TestDecodeDeepNesting: an event nested deeper than encoding/json allows
+// is refused as malformed by both decoders, not accepted by the fast one
+// (it could not be encoded again as the cause of a verdict).
+func TestDecodeDeepNesting(t *testing.T) {
+	for _, d := range []int{maxDepth - 10, maxDepth + 1, 3 * maxDepth} {
+		tel := strings.Repeat("[", d) + strings.Repeat("]", d)
+		data := []byte(`{"v":1,"runId":"r","seq":1,"ts":"2026-01-01T00:00:00Z","type":"telemetry","telemetry":` + tel + `}`)
+		_, fast := decodeFast(data)
+		ev, err := DecodeEvent("e", data)
+		switch {
+		case d < maxDepth && (!fast || err != nil):
+			t.Errorf("depth %d: refused (fast %v, %v)", d, fast, err)
+		case d > maxDepth && (fast || !errors.Is(err, ErrMalformedJSON)):
+			t.Errorf("depth %d: fast decoder accepts %v, DecodeEvent error %v", d, fast, err)
+		case err == nil:
+			if _, err := json.Marshal(ev); err != nil {
+				t.Errorf("depth %d: accepted but does not encode: %v", d, err)
+			}
+		}
+	}
+	if tooDeep([]byte(`{"s":"` + strings.Repeat("[", 2*maxDepth) + `\"[["}`)) {
+		t.Error("brackets inside a string counted")
 	}
 }

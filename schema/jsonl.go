@@ -141,6 +141,9 @@ func decodeEvent(line []byte) (Event, []located) {
 // for anything else; decodeEvent then decodes again with encoding/json,
 // whose errors it can place on a line, column and field.
 func decodeFast(line []byte) (ev Event, ok bool) {
+	if tooDeep(line) {
+		return Event{}, false
+	}
 	var f fastEvent
 	rest, err := segjson.Parse(line, &f, segjson.DisallowUnknownFields)
 	if err != nil || len(bytes.TrimLeft(rest, " \t\r\n")) > 0 {
@@ -148,6 +151,39 @@ func decodeFast(line []byte) (ev Event, ok bool) {
 	}
 	return Event{V: f.V, RunID: f.RunID, Seq: f.Seq, TS: f.TS.Time, Type: f.Type, Start: f.Start, End: f.End,
 		Action: f.Action, Artifact: f.Artifact, Residual: f.Residual, Telemetry: f.Telemetry}, true
+}
+
+// maxDepth is encoding/json's limit on nesting, which segmentio/encoding
+// does not have: deeper input is left to encoding/json to refuse (an event
+// accepted here must also encode again, as the cause of a verdict).
+const maxDepth = 10000
+
+// tooDeep reports whether data nests arrays and objects more than maxDepth
+// deep, counting brackets outside strings.
+func tooDeep(data []byte) bool {
+	depth, inString, escaped := 0, false, false
+	for _, c := range data {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '[' || c == '{':
+			if depth++; depth > maxDepth {
+				return true
+			}
+		case c == ']' || c == '}':
+			depth--
+		}
+	}
+	return false
 }
 
 // fastEvent is Event with a timestamp that decodes as encoding/json decodes
