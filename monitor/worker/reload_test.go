@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -221,5 +222,36 @@ func TestReload(t *testing.T) {
 	}
 	if len(hist) != len(before.Rules)+1 {
 		t.Errorf("manifest has %d rules, want %d (every rule ever in force)", len(hist), len(before.Rules)+1)
+	}
+}
+
+// TestReloadRefusesWhatCannotRun: a rule set that loads but that the
+// monitor cannot evaluate (a future operator under a past one) is refused,
+// by New and by Reload, and the rules in force stay in force.
+func TestReloadRefusesWhatCannotRun(t *testing.T) {
+	nc, js := startJS(t)
+	set := rules(t)
+	bad, probs := ruleset.FromFormula("bad", "G(GitCommit → P(F RunTests))")
+	if probs != nil {
+		t.Fatal(probs)
+	}
+	next := &ruleset.Set{Enforce: set.Enforce, Opts: set.Opts, Policies: set.Policies, Rules: append(slices.Clone(set.Rules), bad)}
+	if _, err := New(nc, js, Options{ID: "x", Subjects: subjects, Rules: next}); err == nil || !strings.Contains(err.Error(), "bad") {
+		t.Errorf("New with a rule it cannot evaluate: %v", err)
+	}
+	w, cancel, done := startWorker(t, nc, js, "w", set, func(*Worker) {})
+	defer func() { cancel(); <-done }()
+	waitFor(t, 10*time.Second, "every partition", func() bool { return len(w.Owned()) == testPartitions })
+	ctx, stop := context.WithTimeout(context.Background(), 10*time.Second)
+	defer stop()
+	if _, err := w.Reload(ctx, next); err == nil || !strings.Contains(err.Error(), "bad") {
+		t.Fatalf("Reload with a rule it cannot evaluate: %v", err)
+	}
+	time.Sleep(time.Second) // a few balance rounds
+	if got := w.Owned(); len(got) != testPartitions {
+		t.Errorf("after the refused reload the worker owns %v", got)
+	}
+	if rules, _ := w.currentRules(); len(rules.Rules) != len(set.Rules) {
+		t.Errorf("%d rules in force after the refused reload, want the %d from before", len(rules.Rules), len(set.Rules))
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/ponens/ponens/monitor"
 	"github.com/ponens/ponens/policy/ruleset"
 	"github.com/ponens/ponens/schema"
 )
@@ -145,6 +146,9 @@ func New(nc *nats.Conn, js jetstream.JetStream, opts Options) (*Worker, error) {
 	if opts.Rules == nil {
 		return nil, errors.New("worker: a rule set is required")
 	}
+	if err := compiles(opts.Rules); err != nil {
+		return nil, err
+	}
 	return &Worker{opts: opts, nc: nc, js: js, owned: map[int]*partition{}, reloads: make(chan reloadReq), fetchWait: 50 * time.Millisecond}, nil
 }
 
@@ -216,6 +220,9 @@ func (w *Worker) Reload(ctx context.Context, set *ruleset.Set) ([]RuleChange, er
 }
 
 func (w *Worker) reload(ctx context.Context, set *ruleset.Set) ([]RuleChange, error) {
+	if err := compiles(set); err != nil {
+		return nil, err
+	}
 	eff, changes, err := reconcile(ctx, w.manifest, set)
 	if err != nil {
 		return nil, err
@@ -239,6 +246,16 @@ func (w *Worker) reload(ctx context.Context, set *ruleset.Set) ([]RuleChange, er
 		w.restartPartition(ctx, k, p)
 	}
 	return changes, nil
+}
+
+// compiles refuses a rule set of which the monitor cannot evaluate every
+// rule: a worker runs all of its rules or none (a reload then keeps the
+// rules in force).
+func compiles(set *ruleset.Set) error {
+	if _, errs := monitor.NewEngine(set); len(errs) > 0 {
+		return fmt.Errorf("worker: rules the monitor cannot evaluate: %w", errors.Join(errs...))
+	}
+	return nil
 }
 
 func (w *Worker) setRules(set *ruleset.Set, changes []RuleChange) {
