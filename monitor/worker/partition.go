@@ -40,6 +40,9 @@ type checkpoint struct {
 type runMark struct {
 	First uint64 `json:"first"`
 	Next  uint64 `json:"next"`
+	// Skipped are the seq ranges (first, last) the run gave up waiting for
+	// (GapTimeout), so that replay skips them where the run did.
+	Skipped [][2]uint64 `json:"skipped,omitempty"`
 }
 
 // runState is one open run of a partition.
@@ -50,6 +53,18 @@ type runState struct {
 	buffer   map[uint64]buffered
 	gapSince time.Time
 	last     time.Time
+	skipped  [][2]uint64 // seq ranges given up on, ascending (runMark.Skipped)
+}
+
+// pastSkips moves next past the seqs the run gave up waiting for: replay
+// then applies exactly the events the run applied, whatever order and time
+// they arrived in.
+func (rs *runState) pastSkips() {
+	for _, r := range rs.skipped {
+		if rs.next >= r[0] && rs.next <= r[1] {
+			rs.next = r[1] + 1
+		}
+	}
 }
 
 type buffered struct {
@@ -86,6 +101,7 @@ type partition struct {
 	ckptAt   time.Time
 	pub      []jetstream.PubAckFuture
 	ckBuf    []byte // the last checkpoint's encoding, reused
+	dirty    bool   // the sweep changed a run since the last checkpoint
 
 	decide chan decideReq
 	sub    *nats.Subscription
@@ -297,6 +313,10 @@ func (p *partition) handle(ctx context.Context, msg jetstream.Msg) {
 			return
 		}
 		rs = &runState{run: p.eng.NewRun(ev.RunID), first: seq, next: 1}
+		if replay {
+			rs.skipped = p.marks[ev.RunID].Skipped
+			rs.pastSkips()
+		}
 		p.runs[ev.RunID] = rs
 	}
 	rs.last = time.Now()
@@ -380,6 +400,7 @@ func (p *partition) decode(data []byte) (*schema.Event, string, error) {
 func (p *partition) apply(ctx context.Context, runID string, rs *runState, ev *schema.Event, replay bool) {
 	vs, err := rs.run.Add(ev)
 	rs.next = ev.Seq + 1
+	rs.pastSkips()
 	if err != nil {
 		if !replay {
 			raw, _ := json.Marshal(ev)
@@ -446,6 +467,7 @@ func (p *partition) sweep(ctx context.Context) {
 		if len(rs.buffer) == 0 && now.Sub(rs.last) >= p.w.opts.IdleAfter {
 			p.send(ctx, rs.run.End())
 			p.end(id)
+			p.dirty = true
 		}
 	}
 }
@@ -483,7 +505,9 @@ func (p *partition) skipGap(ctx context.Context, id string, rs *runState) {
 	v := schema.VerdictEvent{RunID: id, Seq: keys[0], Rule: schema.RuleRef{ID: StreamIntegrity, Description: "events of a run arrive gap-free"},
 		Status: schema.StatusViolated, Mode: schema.ModeObserve, Cause: &schema.Cause{Event: *first.ev, Subformula: "gap-free"}}
 	p.send(ctx, []schema.VerdictEvent{v})
+	rs.skipped = append(rs.skipped, [2]uint64{missing, keys[0] - 1})
 	rs.next = keys[0]
+	p.dirty = true
 	p.drain(ctx, id, rs, false)
 }
 
@@ -533,7 +557,7 @@ func (p *partition) checkpoint(ctx context.Context) error {
 		}
 	}
 	p.pub = p.pub[:0]
-	if p.lastMsg == nil || p.marks != nil {
+	if p.lastMsg == nil && !p.dirty || p.marks != nil {
 		return nil
 	}
 	data, err := p.encodeCheckpoint(p.ckBuf[:0])
@@ -543,6 +567,10 @@ func (p *partition) checkpoint(ctx context.Context) error {
 	p.ckBuf = data
 	if _, err := p.w.checkpoints.Put(ctx, leaseKey(p.k), data); err != nil {
 		return err
+	}
+	p.dirty = false
+	if p.lastMsg == nil {
+		return nil
 	}
 	if err := p.lastMsg.Ack(); err != nil {
 		return err
@@ -573,6 +601,20 @@ func (p *partition) encodeCheckpoint(buf []byte) ([]byte, error) {
 		buf = strconv.AppendUint(buf, rs.first, 10)
 		buf = append(buf, `,"next":`...)
 		buf = strconv.AppendUint(buf, rs.next, 10)
+		if len(rs.skipped) > 0 {
+			buf = append(buf, `,"skipped":[`...)
+			for i, r := range rs.skipped {
+				if i > 0 {
+					buf = append(buf, ',')
+				}
+				buf = append(buf, '[')
+				buf = strconv.AppendUint(buf, r[0], 10)
+				buf = append(buf, ',')
+				buf = strconv.AppendUint(buf, r[1], 10)
+				buf = append(buf, ']')
+			}
+			buf = append(buf, ']')
+		}
 		buf = append(buf, '}')
 	}
 	buf = append(buf, `},"ended":`...)

@@ -255,3 +255,58 @@ func TestReloadRefusesWhatCannotRun(t *testing.T) {
 		t.Errorf("%d rules in force after the refused reload, want the %d from before", len(rules.Rules), len(set.Rules))
 	}
 }
+
+// TestReloadAfterSkippedGap: a run gave up waiting for a missing seq; a
+// reload (a restart of every partition) must replay the run as it was
+// processed: the events after the gap stay applied, and the gap is not
+// reported again.
+func TestReloadAfterSkippedGap(t *testing.T) {
+	nc, js := startJS(t)
+	set := rules(t)
+	ts := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	ev := func(seq uint64, typ schema.EventType, a *schema.Action) *schema.Event {
+		e := &schema.Event{V: 1, RunID: "g", Seq: seq, TS: ts, Type: typ, Action: a}
+		if typ == schema.TypeRunStart {
+			e.Start = &schema.RunStart{}
+		}
+		return e
+	}
+	publish(t, js, ev(1, schema.TypeRunStart, nil), "g1")
+	publish(t, js, ev(2, schema.TypeAction, &schema.Action{ID: 1, Type: "ReadFile"}), "g2")
+	publish(t, js, ev(4, schema.TypeAction, &schema.Action{ID: 3, Type: "RunTests", Status: "completed"}), "g4") // seq 3 never comes
+	w, cancel, done := startWorker(t, nc, js, "w", set, func(w *Worker) { w.opts.IdleAfter = time.Minute })
+	defer func() { cancel(); <-done }()
+	deadLetters := func() int {
+		info, err := js.Stream(context.Background(), schema.StreamDeadLetter)
+		if err != nil {
+			return -1
+		}
+		return int(info.CachedInfo().State.Msgs)
+	}
+	waitFor(t, 10*time.Second, "the gap given up on", func() bool { return deadLetters() == 1 })
+	time.Sleep(300 * time.Millisecond) // a checkpoint after the skip, with no event since
+	ctx, stop := context.WithTimeout(context.Background(), 10*time.Second)
+	defer stop()
+	if _, err := w.Reload(ctx, set); err != nil {
+		t.Fatal(err)
+	}
+	publish(t, js, ev(5, schema.TypeAction, &schema.Action{ID: 4, Type: "GitCommit"}), "g5")
+	waitFor(t, 10*time.Second, "seq 5 processed", func() bool { return processed(js) })
+	time.Sleep(500 * time.Millisecond) // a second skip would show up now
+	if n := deadLetters(); n != 1 {
+		t.Errorf("%d dead letters, want the one for the gap", n)
+	}
+	all, _ := stored(t, js)
+	integrity := 0
+	for _, l := range all["g"] {
+		if strings.Contains(l, `"tests_before_commit"`) && strings.Contains(l, `"violated"`) {
+			t.Errorf("the commit after the completed tests of seq 4 is judged a violation: the restart lost seq 4\n%s", l)
+		}
+		if strings.Contains(l, StreamIntegrity) {
+			integrity++
+		}
+	}
+	if integrity != 1 {
+		t.Errorf("%d %s verdicts, want 1: %v", integrity, StreamIntegrity, all["g"])
+	}
+}

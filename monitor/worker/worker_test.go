@@ -513,4 +513,3 @@ func TestRendezvous(t *testing.T) {
 		}
 	}
 }
-
