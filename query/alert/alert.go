@@ -41,49 +41,25 @@ type Alert struct {
 }
 
 // Run forwards alerts until ctx ends. It reads the verdicts stream with a
-// pull subscription that keeps up to 4,096 messages in flight, and acks
-// (ack all: the last message forwarded) every 256 messages and whenever the
-// stream is idle for 50 ms, after the alerts before were published. A
-// message that does not decode is logged and acked with the rest (it cannot
-// be an alert, and retrying it would not change that). A consumer made by an
-// older version with explicit acks is used as it is, acking every message.
+// pull subscription that keeps up to 4,096 messages in flight and acks each
+// message after its alert, if any, was published: a message lost in flight
+// (a reconnection) is delivered again, never acked unseen. A message that
+// does not decode is logged and acked (it cannot be an alert, and retrying
+// it would not change that).
 func (d *Dispatcher) Run(ctx context.Context) error {
-	c, err := d.js.CreateOrUpdateConsumer(ctx, schema.StreamVerdicts, jetstream.ConsumerConfig{
-		Durable: d.durable, AckPolicy: jetstream.AckAllPolicy, FilterSubject: d.subjects.VerdictsIn(),
-	})
-	ackEach := false
+	c, err := d.consumer(ctx)
 	if err != nil {
-		old, oerr := d.js.Consumer(ctx, schema.StreamVerdicts, d.durable)
-		if oerr != nil || old.CachedInfo().Config.AckPolicy != jetstream.AckExplicitPolicy {
-			return fmt.Errorf("alert: consumer: %w", err)
-		}
-		c, ackEach = old, true
+		return err
 	}
 	it, err := c.Messages(jetstream.PullMaxMessages(4096))
 	if err != nil {
 		return fmt.Errorf("alert: consumer: %w", err)
 	}
 	defer it.Stop()
-	var last jetstream.Msg // forwarded, not acked yet
-	unacked := 0
-	flush := func() error {
-		if last == nil {
-			return nil
-		}
-		err := last.Ack()
-		last, unacked = nil, 0
-		if err != nil {
-			return fmt.Errorf("alert: ack: %w", err)
-		}
-		return nil
-	}
 	for ctx.Err() == nil {
-		m, err := it.Next(jetstream.NextMaxWait(50 * time.Millisecond))
+		m, err := it.Next(jetstream.NextMaxWait(100 * time.Millisecond))
 		switch {
 		case errors.Is(err, nats.ErrTimeout):
-			if err := flush(); err != nil {
-				return err
-			}
 			continue
 		case err != nil && ctx.Err() != nil:
 			return nil
@@ -93,23 +69,35 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		if err := d.forward(m.Data(), m.Headers().Get(schema.HeaderRule)); err != nil {
 			return err
 		}
-		if ackEach {
-			if err := m.Ack(); err != nil {
-				return fmt.Errorf("alert: ack: %w", err)
-			}
-			continue
+		if err := m.Ack(); err != nil {
+			return fmt.Errorf("alert: ack: %w", err)
 		}
-		last, unacked = m, unacked+1
-		if unacked >= 256 {
-			if err := flush(); err != nil {
-				return err
-			}
-		}
-	}
-	if err := flush(); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
-		slog.Warn("alert: last ack", "err", err)
 	}
 	return nil
+}
+
+// consumer returns the durable consumer, with explicit acks. One left by
+// an earlier build with another ack policy (which cannot be changed in
+// place) is replaced by one that starts after its ack floor: nothing acked
+// is announced again, nothing unacked is skipped.
+func (d *Dispatcher) consumer(ctx context.Context) (jetstream.Consumer, error) {
+	cfg := jetstream.ConsumerConfig{Durable: d.durable, AckPolicy: jetstream.AckExplicitPolicy, FilterSubject: d.subjects.VerdictsIn()}
+	c, err := d.js.CreateOrUpdateConsumer(ctx, schema.StreamVerdicts, cfg)
+	if err == nil {
+		return c, nil
+	}
+	old, oerr := d.js.Consumer(ctx, schema.StreamVerdicts, d.durable)
+	if oerr != nil || old.CachedInfo().Config.AckPolicy == jetstream.AckExplicitPolicy {
+		return nil, fmt.Errorf("alert: consumer: %w", err)
+	}
+	cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, old.CachedInfo().AckFloor.Stream+1
+	if err := d.js.DeleteConsumer(ctx, schema.StreamVerdicts, d.durable); err != nil {
+		return nil, fmt.Errorf("alert: replacing consumer: %w", err)
+	}
+	if c, err = d.js.CreateConsumer(ctx, schema.StreamVerdicts, cfg); err != nil {
+		return nil, fmt.Errorf("alert: consumer: %w", err)
+	}
+	return c, nil
 }
 
 // statusOnly is the part of a verdict read to skip the ones that are not

@@ -114,13 +114,14 @@ func TestDispatch(t *testing.T) {
 	}
 }
 
-// TestExplicitAckConsumer: a durable consumer an older version made with
-// explicit acks is used as it is, and what it forwarded is acked.
-func TestExplicitAckConsumer(t *testing.T) {
+// TestAckAllConsumerReplaced: a durable consumer an earlier build made with
+// ack-all is replaced by one with explicit acks that starts after its ack
+// floor: what it acked is not announced again, what it did not is.
+func TestAckAllConsumerReplaced(t *testing.T) {
 	nc, js := startVerdicts(t)
 	subjects := schema.Subjects{Prefix: "ponens", Partitions: 4}
 	ctx := context.Background()
-	c, err := js.CreateConsumer(ctx, schema.StreamVerdicts, jetstream.ConsumerConfig{Durable: "old", AckPolicy: jetstream.AckExplicitPolicy, FilterSubject: subjects.VerdictsIn()})
+	c, err := js.CreateConsumer(ctx, schema.StreamVerdicts, jetstream.ConsumerConfig{Durable: "old", AckPolicy: jetstream.AckAllPolicy, FilterSubject: subjects.VerdictsIn()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,26 +131,48 @@ func TestExplicitAckConsumer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sub.Unsubscribe()
-	data, _ := json.Marshal(schema.VerdictEvent{RunID: "r", Seq: 1, Rule: schema.RuleRef{ID: "x"}, Status: schema.StatusViolated, Mode: schema.ModeObserve})
-	if _, err := js.Publish(ctx, subjects.Verdict(0, "r"), data); err != nil {
+	put := func(rule string) {
+		data, _ := json.Marshal(schema.VerdictEvent{RunID: "r", Seq: 1, Rule: schema.RuleRef{ID: rule}, Status: schema.StatusViolated, Mode: schema.ModeObserve})
+		if _, err := js.Publish(ctx, subjects.Verdict(0, "r"), data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("seen")
+	m, err := c.Next(jetstream.FetchMaxWait(5 * time.Second)) // the earlier build announced and acked it
+	if err != nil {
 		t.Fatal(err)
 	}
+	if err := m.DoubleAck(ctx); err != nil {
+		t.Fatal(err)
+	}
+	put("unseen")
 	run, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() { _ = New(nc, js, subjects, "old").Run(run) }()
 	select {
-	case <-alerts:
+	case m := <-alerts:
+		if m.Subject != subjects.Alert("unseen") {
+			t.Errorf("alert on %s, want %s", m.Subject, subjects.Alert("unseen"))
+		}
 	case <-time.After(5 * time.Second):
-		t.Fatal("no alert through the explicit-ack consumer")
+		t.Fatal("no alert through the replaced consumer")
+	}
+	select {
+	case m := <-alerts:
+		t.Errorf("unexpected alert on %s", m.Subject)
+	case <-time.After(300 * time.Millisecond):
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		info, err := c.Info(ctx)
-		if err == nil && info.NumAckPending == 0 && info.AckFloor.Stream == 1 {
-			break
+		c, err := js.Consumer(ctx, schema.StreamVerdicts, "old")
+		if err == nil {
+			info := c.CachedInfo()
+			if info.Config.AckPolicy == jetstream.AckExplicitPolicy && info.NumAckPending == 0 && info.AckFloor.Stream == 2 {
+				break
+			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the forwarded verdict is not acked: %+v", info)
+			t.Fatalf("the consumer was not replaced, or the alert not acked: %v", err)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
