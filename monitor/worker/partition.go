@@ -76,7 +76,15 @@ type buffered struct {
 type decideReq struct {
 	runID  string
 	action *schema.Action
-	reply  chan monitor.Decision
+	reply  chan any // a monitor.Decision, or a retryLater
+}
+
+// retryLater is the answer to a decision request the partition cannot
+// judge now (it is moving, busy, or still rebuilding its runs): the client
+// asks again (jetstream.Decide does, until its context ends).
+type retryLater struct {
+	Error string `json:"error"`
+	Retry bool   `json:"retry"`
 }
 
 // partition processes one partition of the events stream. Its loop owns
@@ -234,7 +242,11 @@ func (p *partition) loop(ctx context.Context) {
 	for ctx.Err() == nil && !p.failed() {
 		select {
 		case req := <-p.decide:
-			req.reply <- p.answer(req)
+			if p.marks != nil { // a run may be half rebuilt: no answer from it
+				req.reply <- retryLater{"partition restoring its runs; retry", true}
+			} else {
+				req.reply <- p.answer(req)
+			}
 			continue
 		case <-tick.C:
 			p.sweep(ctx)
@@ -652,14 +664,14 @@ func (p *partition) serveDecide(m *nats.Msg) {
 		reply(map[string]string{"error": fmt.Sprintf("expected {\"runId\": …, \"action\": {…}}: %v", err)})
 		return
 	}
-	r := decideReq{runID: req.RunID, action: req.Action, reply: make(chan monitor.Decision, 1)}
+	r := decideReq{runID: req.RunID, action: req.Action, reply: make(chan any, 1)}
 	select {
 	case p.decide <- r:
 		reply(<-r.reply)
 	case <-p.done:
-		reply(map[string]string{"error": "partition moved; retry"})
+		reply(retryLater{"partition moved; retry", true})
 	case <-time.After(5 * time.Second):
-		reply(map[string]string{"error": "partition busy; retry"})
+		reply(retryLater{"partition busy; retry", true})
 	}
 }
 

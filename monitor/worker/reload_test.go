@@ -11,6 +11,7 @@ import (
 
 	natsjs "github.com/nats-io/nats.go/jetstream"
 
+	"github.com/ponens/ponens/ingest/jetstream"
 	"github.com/ponens/ponens/monitor"
 	"github.com/ponens/ponens/policy/ruleset"
 	"github.com/ponens/ponens/schema"
@@ -308,5 +309,58 @@ func TestReloadAfterSkippedGap(t *testing.T) {
 	}
 	if integrity != 1 {
 		t.Errorf("%d %s verdicts, want 1: %v", integrity, StreamIntegrity, all["g"])
+	}
+}
+
+// TestDecideAcrossReload: decisions asked while a reload rebuilds the runs
+// are never taken from a half-rebuilt run: the client is told to retry and
+// gets the answer the whole run gives.
+func TestDecideAcrossReload(t *testing.T) {
+	nc, js := startJS(t)
+	set := rules(t)
+	ts := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	publish(t, js, &schema.Event{V: 1, RunID: "d", Seq: 1, TS: ts, Type: schema.TypeRunStart, Start: &schema.RunStart{}}, "d1")
+	const reads = 3000 // a replay long enough to be asked in the middle of
+	for i := range reads {
+		publish(t, js, &schema.Event{V: 1, RunID: "d", Seq: uint64(i + 2), TS: ts, Type: schema.TypeAction,
+			Action: &schema.Action{ID: int64(i + 1), Type: "ReadFile"}}, fmt.Sprintf("d%d", i+2))
+	}
+	publish(t, js, &schema.Event{V: 1, RunID: "d", Seq: reads + 2, TS: ts, Type: schema.TypeAction,
+		Action: &schema.Action{ID: reads + 1, Type: "RunTests", Status: "completed"}}, "dlast")
+	w, cancel, done := startWorker(t, nc, js, "w", set, func(w *Worker) { w.opts.IdleAfter = time.Minute })
+	defer func() { cancel(); <-done }()
+	waitFor(t, 20*time.Second, "the run processed", func() bool { return len(w.Owned()) == testPartitions && processed(js) })
+	commit := schema.Action{ID: reads + 2, Type: "GitCommit"}
+	ask := func() (monitor.Decision, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		return jetstream.Decide(ctx, nc, subjects, "d", &commit)
+	}
+	if d, err := ask(); err != nil || d.Decision != "allow" {
+		t.Fatalf("before the reload: %+v, %v", d, err)
+	}
+	reloaded := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		_, err := w.Reload(ctx, set)
+		reloaded <- err
+	}()
+	asked := 0
+	for {
+		d, err := ask()
+		asked++
+		if err != nil || d.Decision != "allow" {
+			t.Fatalf("answer %d during the reload: %+v, %v (a half-rebuilt run answered)", asked, d, err)
+		}
+		select {
+		case err := <-reloaded:
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%d decisions asked during the reload", asked)
+			return
+		default:
+		}
 	}
 }
