@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -63,6 +64,19 @@ func local(t *testing.T, set *ruleset.Set, runs [][]schema.Event) byRule {
 		}
 	}
 	return out
+}
+
+// withRule returns set with one more rule, so that a reload to it restarts
+// every partition (a reload to the same rules restarts none).
+func withRule(t *testing.T, set *ruleset.Set, id, formula string) *ruleset.Set {
+	t.Helper()
+	r, probs := ruleset.FromFormula(id, formula)
+	if probs != nil {
+		t.Fatal(probs)
+	}
+	out := *set
+	out.Rules = append(slices.Clone(set.Rules), r)
+	return &out
 }
 
 // TestReload: a worker processes half of every run under one rule set,
@@ -288,7 +302,7 @@ func TestReloadAfterSkippedGap(t *testing.T) {
 	time.Sleep(300 * time.Millisecond) // a checkpoint after the skip, with no event since
 	ctx, stop := context.WithTimeout(context.Background(), 10*time.Second)
 	defer stop()
-	if _, err := w.Reload(ctx, set); err != nil {
+	if _, err := w.Reload(ctx, withRule(t, set, "eventually_tests", "F(RunTests)")); err != nil {
 		t.Fatal(err)
 	}
 	publish(t, js, ev(5, schema.TypeAction, &schema.Action{ID: 4, Type: "GitCommit"}), "g5")
@@ -343,7 +357,7 @@ func TestDecideAcrossReload(t *testing.T) {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
-		_, err := w.Reload(ctx, set)
+		_, err := w.Reload(ctx, withRule(t, set, "eventually_tests", "F(RunTests)"))
 		reloaded <- err
 	}()
 	asked := 0
@@ -361,6 +375,49 @@ func TestDecideAcrossReload(t *testing.T) {
 			t.Logf("%d decisions asked during the reload", asked)
 			return
 		default:
+		}
+	}
+}
+
+// TestReloadSameRules: reloading the rules in force (a file saved
+// unchanged) restarts no partition.
+func TestReloadSameRules(t *testing.T) {
+	nc, js := startJS(t)
+	set := rules(t)
+	w, cancel, done := startWorker(t, nc, js, "w", set, func(*Worker) {})
+	defer func() { cancel(); <-done }()
+	waitFor(t, 10*time.Second, "every partition", func() bool { return len(w.Owned()) == testPartitions })
+	partitions := func() map[int]*partition {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return maps.Clone(w.owned)
+	}
+	before := partitions()
+	ctx, stop := context.WithTimeout(context.Background(), 10*time.Second)
+	defer stop()
+	again, probs := ruleset.Load("../../examples/rules")
+	if probs != nil {
+		t.Fatal(probs)
+	}
+	again.Enforce = true
+	changes, err := w.Reload(ctx, again)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range changes {
+		if c.Kind != "unchanged" {
+			t.Errorf("change %+v", c)
+		}
+	}
+	if after := partitions(); !maps.Equal(before, after) {
+		t.Error("reloading the same rules restarted partitions")
+	}
+	if _, err := w.Reload(ctx, withRule(t, again, "eventually_tests", "F(RunTests)")); err != nil {
+		t.Fatal(err)
+	}
+	for k, p := range partitions() {
+		if before[k] == p {
+			t.Errorf("partition %d not restarted for a new rule", k)
 		}
 	}
 }

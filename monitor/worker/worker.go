@@ -2,6 +2,8 @@ package worker
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -237,15 +239,53 @@ func (w *Worker) reload(ctx context.Context, set *ruleset.Set) ([]RuleChange, er
 		}
 	}
 	w.opts.Rules = set
+	before, _ := w.currentRules()
 	w.setRules(eff, changes)
 	w.logChanges(changes)
+	if fingerprint(before) == fingerprint(eff) {
+		return changes, nil // the same rules, modes and descriptions: nothing to restart
+	}
+	w.mu.Lock()
+	owned := maps.Clone(w.owned)
+	w.mu.Unlock()
+	renewed := time.Now()
+	for k, p := range owned {
+		w.restartPartition(ctx, k, p)
+		if time.Since(renewed) >= w.opts.LeaseTTL/3 { // many partitions: keep the leases alive meanwhile
+			w.keepAlive(ctx)
+			renewed = time.Now()
+		}
+	}
+	return changes, nil
+}
+
+// fingerprint sums up what a partition's engine depends on: each rule's
+// verdict id, meaning, enforced mode and description, and the enforce
+// switch.
+func fingerprint(set *ruleset.Set) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "enforce=%v\n", set.Enforce)
+	for _, r := range set.Rules {
+		fmt.Fprintf(h, "%q %s %s %q\n", r.ID, set.Meaning(r), set.Enforced(r), r.Description)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// keepAlive renews the membership and the leases of the partitions owned,
+// as balance does, during a long stretch between two balance rounds. A
+// lease that cannot be renewed is left to the next balance round.
+func (w *Worker) keepAlive(ctx context.Context) {
+	if _, err := w.members.Put(ctx, w.opts.ID, []byte(time.Now().UTC().Format(time.RFC3339Nano))); err != nil {
+		w.opts.Logger.Warn("worker: membership", "worker", w.opts.ID, "err", err)
+	}
 	w.mu.Lock()
 	owned := maps.Clone(w.owned)
 	w.mu.Unlock()
 	for k, p := range owned {
-		w.restartPartition(ctx, k, p)
+		if err := p.renew(ctx); err != nil {
+			w.opts.Logger.Warn("worker: lease renewal", "partition", k, "err", err)
+		}
 	}
-	return changes, nil
 }
 
 // compiles refuses a rule set of which the monitor cannot evaluate every
