@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -47,10 +48,14 @@ at nats.listen.`,
 				return enc.Encode(hist)
 			}
 			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "RULE\tVERSION\tVERDICTS AS\tMODE\tSINCE\tTEXT")
+			fmt.Fprintln(tw, "RULE\tVERSION\tVERDICTS AS\tMODE\tSINCE\tREMOVED\tTEXT")
 			for _, h := range hist {
 				for _, v := range h.Versions {
-					fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", h.ID, v.Version, v.VerdictID, v.Mode, v.Since.Format("2006-01-02 15:04:05Z"), v.Text)
+					removed := "-"
+					if v.Removed != nil {
+						removed = v.Removed.Format(time.DateTime + "Z")
+					}
+					fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\n", h.ID, v.Version, v.VerdictID, v.Mode, v.Since.Format(time.DateTime+"Z"), removed, v.Text)
 				}
 			}
 			return tw.Flush()

@@ -37,13 +37,17 @@ type RuleVersion struct {
 	Description string    `json:"description,omitempty"`
 	Mode        string    `json:"mode"` // as declared
 	Since       time.Time `json:"since"`
+	// Removed is when a reload took the rule out of force. A rule put back
+	// later gets a new version even with the same meaning: its verdicts
+	// start afresh, with no history from before its removal.
+	Removed *time.Time `json:"removed,omitempty"`
 }
 
 // RuleChange is what a reconciliation did to one rule.
 type RuleChange struct {
 	ID        string // the rule's id in its file
 	VerdictID string // the id its verdicts carry from now on
-	Kind      string // "added", "changed", "unchanged" or "removed"
+	Kind      string // "added", "changed", "unchanged" or "removed" (an added rule may have been in force before)
 }
 
 // kvKeyChars are the characters a key-value key may hold as they are.
@@ -100,10 +104,14 @@ func recordRule(ctx context.Context, kv jetstream.KeyValue, id string, v RuleVer
 		}
 		kind := "added"
 		if n := len(h.Versions); n > 0 {
-			if last := h.Versions[n-1]; last.Meaning == v.Meaning {
+			last := h.Versions[n-1]
+			switch {
+			case last.Removed != nil: // put back: a new version, "added"
+			case last.Meaning == v.Meaning:
 				return RuleChange{ID: id, VerdictID: last.VerdictID, Kind: "unchanged"}, nil
+			default:
+				kind = "changed"
 			}
-			kind = "changed"
 		}
 		h.ID = id
 		v.Version = len(h.Versions) + 1
@@ -129,6 +137,39 @@ func recordRule(ctx context.Context, kv jetstream.KeyValue, id string, v RuleVer
 		}
 	}
 	return RuleChange{}, errors.New("the manifest kept changing under this worker")
+}
+
+// markRemoved records that rule id was taken out of force.
+func markRemoved(ctx context.Context, kv jetstream.KeyValue, id string) error {
+	key := manifestKey(id)
+	for range 10 {
+		e, err := kv.Get(ctx, key)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		var h RuleHistory
+		if err := json.Unmarshal(e.Value(), &h); err != nil {
+			return fmt.Errorf("key %s: %w", key, err)
+		}
+		n := len(h.Versions)
+		if n == 0 || h.Versions[n-1].Removed != nil {
+			return nil
+		}
+		now := time.Now().UTC()
+		h.Versions[n-1].Removed = &now
+		data, err := json.Marshal(h)
+		if err != nil {
+			return err
+		}
+		_, err = kv.Update(ctx, key, data, e.Revision())
+		if err == nil || !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+			return err
+		}
+	}
+	return errors.New("the manifest kept changing under this worker")
 }
 
 // Manifest returns the fleet's rule manifest, one history per rule id ever

@@ -421,3 +421,39 @@ func TestReloadSameRules(t *testing.T) {
 		}
 	}
 }
+
+// TestReloadPutsBackARemovedRule: a rule removed by a reload and put back by
+// a later one gets a new version, even with the same meaning, so its
+// verdicts start afresh instead of repeating what it said before.
+func TestReloadPutsBackARemovedRule(t *testing.T) {
+	nc, js := startJS(t)
+	set := rules(t)
+	w, cancel, done := startWorker(t, nc, js, "w", set, func(*Worker) {})
+	defer func() { cancel(); <-done }()
+	waitFor(t, 10*time.Second, "every partition", func() bool { return len(w.Owned()) == testPartitions })
+	without := *set
+	without.Rules = slices.DeleteFunc(slices.Clone(set.Rules), func(r *ruleset.Rule) bool { return r.ID == "tests_before_commit" })
+	ctx, stop := context.WithTimeout(context.Background(), 20*time.Second)
+	defer stop()
+	if _, err := w.Reload(ctx, &without); err != nil {
+		t.Fatal(err)
+	}
+	changes, err := w.Reload(ctx, set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range changes {
+		if c.ID == "tests_before_commit" && (c.Kind != "added" || c.VerdictID != "tests_before_commit@2") {
+			t.Errorf("the rule put back: %+v", c)
+		}
+	}
+	hist, err := Manifest(ctx, js, subjects.Prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range hist {
+		if h.ID == "tests_before_commit" && (len(h.Versions) != 2 || h.Versions[0].Removed == nil || h.Versions[1].Removed != nil) {
+			t.Errorf("manifest of the rule put back: %+v", h)
+		}
+	}
+}

@@ -235,6 +235,9 @@ func (w *Worker) reload(ctx context.Context, set *ruleset.Set) ([]RuleChange, er
 	}
 	for _, r := range w.opts.Rules.Rules {
 		if !kept[r.ID] {
+			if err := markRemoved(ctx, w.manifest, r.ID); err != nil {
+				w.opts.Logger.Warn("worker: rule manifest: marking a removed rule", "rule", r.ID, "err", err)
+			}
 			changes = append(changes, RuleChange{ID: r.ID, Kind: "removed"})
 		}
 	}

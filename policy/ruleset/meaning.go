@@ -15,10 +15,12 @@ import (
 // Meaning returns a digest of what r judges: two rules with the same digest
 // give the same statuses on every run. It covers, for a temporal rule, the
 // canonical printed formula, the user predicates it uses (transitively,
-// printed), its reasoner and applies_when and the set's high-stakes paths;
-// for a POLICY.md rule, the rules of its whole policy and the policy's
-// severity, since precedence between the rules of a policy decides which one
-// a tool call breaks. It leaves out what only names or explains a rule (id,
+// printed), its reasoner and applies_when, and the set's high-stakes paths
+// when it reads high_stakes_path;
+// for a POLICY.md rule, the rules of its whole policy, the policy's
+// severity and appliesTo, since precedence between the rules of a policy
+// decides which one a tool call breaks (precedence across policies is not
+// covered). It leaves out what only names or explains a rule (id,
 // name, description, reason, the file and place it came from) and its mode:
 // a mode change changes what the engine does, not the statuses.
 func (s *Set) Meaning(r *Rule) string {
@@ -30,15 +32,16 @@ func (s *Set) Meaning(r *Rule) string {
 		HighStakesPaths []string          `json:"highStakesPaths,omitempty"`
 	}
 	type capability struct {
-		Rule     string          `json:"rule"`
-		Severity string          `json:"severity"`
-		Rules    []policymd.Rule `json:"rules"`
+		Rule      string          `json:"rule"`
+		Severity  string          `json:"severity"`
+		AppliesTo []string        `json:"appliesTo,omitempty"`
+		Rules     []policymd.Rule `json:"rules"`
 	}
 	var v any
 	if r.Capability != nil {
 		c := capability{Rule: r.Capability.ID}
 		if r.Policy != nil {
-			c.Severity = string(r.Policy.Severity)
+			c.Severity, c.AppliesTo = string(r.Policy.Severity), r.Policy.AppliesTo
 			for _, pr := range r.Policy.Rules {
 				pr.Reason, pr.Description = "", ""
 				c.Rules = append(c.Rules, pr)
@@ -47,12 +50,12 @@ func (s *Set) Meaning(r *Rule) string {
 		v = c
 	} else {
 		t := temporal{Text: r.Text, Reasoner: r.Reasoner, AppliesWhen: r.AppliesWhen}
-		if len(s.Opts.HighStakesPaths) > 0 {
-			t.HighStakesPaths = slices.Sorted(slices.Values(s.Opts.HighStakesPaths))
-		}
 		used := map[string]bool{}
 		if r.Formula != nil {
 			predicatesUsed(r.Formula, s.Opts.Predicates, used)
+		}
+		if len(s.Opts.HighStakesPaths) > 0 && usesAtom(r.Formula, "high_stakes_path", s.Opts.Predicates, used) {
+			t.HighStakesPaths = slices.Sorted(slices.Values(s.Opts.HighStakesPaths))
 		}
 		for _, name := range slices.Sorted(maps.Keys(used)) {
 			if t.Predicates == nil {
@@ -68,6 +71,30 @@ func (s *Set) Meaning(r *Rule) string {
 	}
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:])
+}
+
+// usesAtom reports whether f, or one of the predicates in used, has the
+// atom name.
+func usesAtom(f ltl.Formula, name string, preds map[string]ltl.Formula, used map[string]bool) bool {
+	has := func(g ltl.Formula) bool {
+		found := false
+		ltl.Walk(g, func(n ltl.Node) bool {
+			if a, ok := n.(*ltl.Atom); ok && a.Name == name {
+				found = true
+			}
+			return !found
+		})
+		return found
+	}
+	if f != nil && has(f) {
+		return true
+	}
+	for p := range used {
+		if has(preds[p]) {
+			return true
+		}
+	}
+	return false
 }
 
 // predicatesUsed adds to used the user predicates f refers to, and theirs.

@@ -60,7 +60,10 @@ func TestMeaning(t *testing.T) {
 	same("another formula", strings.Replace(baseRules, "F(RunTests)", "F(GitCommit)", 1), "tests_eventually", false)
 	same("a predicate used through another predicate", strings.Replace(baseRules, `riskLevel = "high"'`, `riskLevel = "critical"'`, 1), "no_risky_edits", false)
 	same("a predicate the rule does not use", strings.Replace(baseRules, `riskLevel = "high"'`, `riskLevel = "critical"'`, 1), "tests_eventually", true)
-	same("high-stakes paths", "high_stakes_paths: [payments/]\n"+baseRules, "tests_eventually", false)
+	same("high-stakes paths, for a rule that does not read them", "high_stakes_paths: [payments/]\n"+baseRules, "tests_eventually", true)
+	withHighStakes := strings.Replace(baseRules, "F(RunTests)", "F(RunTests ∧ high_stakes_path)", 1)
+	base = loadText(t, "a.yaml", withHighStakes)
+	same("high-stakes paths, for a rule that reads them", "high_stakes_paths: [payments/]\n"+withHighStakes, "tests_eventually", false)
 }
 
 func TestMeaningPolicyMD(t *testing.T) {
