@@ -18,6 +18,7 @@ func TestIndexesChangeNothing(t *testing.T) {
 		"∀ input ∈ inputs(a) . ∃! b . b < a ∧ input ∈ outputs(b)",
 		"∃ b . input_free ∨ a.id ∈ outputs(b)",
 		"∃! b . \"art3\" ∈ outputs(b)",
+		"∃ b . Art1 ∈ outputs(b)", // a type name: compared case-insensitively
 		"∃ b . b.type = Verify ∧ target_artifact_id ∈ outputs(b)",
 		"count(EditFile) ≤ 2",
 		"G(EditFile → count(EditFile ∧ completed) ≤ 1)",

@@ -647,6 +647,8 @@ func (s *State) outputCandidates(f *ltl.Quantified, p *trace.Position, env *bind
 	// name, or a produced artifact with its id.
 	var keys []string
 	switch x := s.term(member.Elem, p, env).(type) {
+	case symbol:
+		return nil, false // a type name matches output ids case-insensitively: not indexed
 	case string:
 		keys = []string{trace.OutputID + x, trace.OutputName + x}
 	case *trace.Artifact:
