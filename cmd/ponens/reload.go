@@ -32,21 +32,28 @@ type ruleWatcher struct {
 	cfg   config.Config
 	hup   chan os.Signal
 	files *fsnotify.Watcher // nil without rules.watch
+	// named are the rules files given as files (their directories are
+	// watched for them); a change to another file there is not a reload.
+	named map[string]bool
 }
 
 // watchRules starts listening for SIGHUP and file changes at once, so that
 // nothing that happens after it returns is missed; run acts on them.
 func watchRules(rf *ruleFlags, cfg config.Config) (*ruleWatcher, error) {
-	rw := &ruleWatcher{rf: rf, cfg: cfg, hup: make(chan os.Signal, 1)}
+	rw := &ruleWatcher{rf: rf, cfg: cfg, hup: make(chan os.Signal, 1), named: map[string]bool{}}
 	if cfg.Rules.Watch && len(rf.rules) > 0 {
 		fw, err := fsnotify.NewWatcher()
 		if err != nil {
 			return nil, fmt.Errorf("watching the rules: %w", err)
 		}
 		for _, p := range rf.rules {
-			if err := watchPath(fw, p); err != nil {
+			file, err := watchPath(fw, p)
+			if err != nil {
 				fw.Close()
 				return nil, fmt.Errorf("watching the rules: %w", err)
+			}
+			if file {
+				rw.named[filepath.Clean(p)] = true
 			}
 		}
 		rw.files = fw
@@ -80,7 +87,7 @@ func (rw *ruleWatcher) run(ctx context.Context, log *slog.Logger, out io.Writer,
 		case <-rw.hup:
 			reloadRules(ctx, rw.rf, rw.cfg, log, out, workers, "SIGHUP")
 		case ev := <-changed:
-			if ruleFile(ev.Name) {
+			if rw.concerns(ev.Name) {
 				due = time.After(reloadDebounce)
 			}
 		case err := <-watchErrs:
@@ -93,21 +100,41 @@ func (rw *ruleWatcher) run(ctx context.Context, log *slog.Logger, out io.Writer,
 }
 
 // watchPath watches a rules file's directory (editors replace files, so the
-// file itself would be lost), or a rules directory and its subdirectories.
-func watchPath(fw *fsnotify.Watcher, p string) error {
+// file itself would be lost), or a rules directory and its subdirectories;
+// file says which p is.
+func watchPath(fw *fsnotify.Watcher, p string) (file bool, err error) {
 	st, err := os.Stat(p)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if !st.IsDir() {
-		return fw.Add(filepath.Dir(p))
+		return true, fw.Add(filepath.Dir(p))
 	}
-	return filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+	return false, filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || !d.IsDir() {
 			return err
 		}
 		return fw.Add(path)
 	})
+}
+
+// concerns reports whether a change to the file name can change the rules:
+// one of the files given, or a policy file in a directory given.
+func (rw *ruleWatcher) concerns(name string) bool {
+	name = filepath.Clean(name)
+	if rw.named[name] {
+		return true
+	}
+	if !ruleFile(name) {
+		return false
+	}
+	for _, p := range rw.rf.rules {
+		p = filepath.Clean(p)
+		if !rw.named[p] && (name == p || strings.HasPrefix(name, p+string(filepath.Separator))) {
+			return true
+		}
+	}
+	return false
 }
 
 // ruleFile reports whether a changed path can hold rules (ruleset.Load's

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ponens/ponens/config"
 	"github.com/ponens/ponens/monitor/worker"
 )
 
@@ -149,4 +151,35 @@ func freeAddr(t *testing.T) string {
 	}
 	defer l.Close()
 	return l.Addr().String()
+}
+
+// TestRuleWatcherConcerns: a change reloads when it is to a rules file given
+// or to a policy file in a rules directory given, not to a neighbour of a
+// file given.
+func TestRuleWatcherConcerns(t *testing.T) {
+	dir, tree := t.TempDir(), t.TempDir()
+	file := filepath.Join(dir, "a.yaml")
+	if err := os.WriteFile(file, []byte("rules: []\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Default()
+	rw, err := watchRules(&ruleFlags{rules: []string{file, tree}}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rw.files.Close()
+	defer signal.Stop(rw.hup)
+	for name, want := range map[string]bool{
+		file:                                    true,
+		filepath.Join(dir, "b.yaml"):            false,
+		filepath.Join(tree, "x.json"):           true,
+		filepath.Join(tree, "sub", "POLICY.md"): true,
+		filepath.Join(tree, "notes.txt"):        false,
+		filepath.Join(tree, ".x.yaml.swp"):      false,
+		filepath.Join(tree+"-other", "x.yaml"):  false,
+	} {
+		if got := rw.concerns(name); got != want {
+			t.Errorf("concerns(%s) = %v, want %v", name, got, want)
+		}
+	}
 }
