@@ -11,11 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	natsjs "github.com/nats-io/nats.go/jetstream"
 
 	"github.com/ponens/ponens/ingest/jetstream"
+	"github.com/ponens/ponens/ingest/jetstream/jstest"
 	"github.com/ponens/ponens/internal/gen"
 	"github.com/ponens/ponens/monitor"
 	"github.com/ponens/ponens/policy/ruleset"
@@ -33,47 +33,18 @@ var subjects = schema.Subjects{Prefix: "ponens", Partitions: testPartitions}
 // streams of the pipeline.
 func startJS(t *testing.T) (*nats.Conn, natsjs.JetStream) {
 	t.Helper()
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
-	if err != nil {
+	_, nc, js := jstest.Start(t)
+	cfg := jetstream.StreamConfig{Prefix: subjects.Prefix, Partitions: testPartitions, Duplicates: 10 * time.Minute}
+	if err := jetstream.Provision(context.Background(), js, cfg); err != nil {
 		t.Fatal(err)
-	}
-	go s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats server not ready")
-	}
-	t.Cleanup(s.Shutdown)
-	nc, err := nats.Connect(s.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := natsjs.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	for _, cfg := range []natsjs.StreamConfig{
-		{Name: schema.StreamEvents, Subjects: []string{subjects.EventsIn()}, Duplicates: 10 * time.Minute,
-			SubjectTransform: &natsjs.SubjectTransformConfig{Source: subjects.EventsIn(), Destination: subjects.PartitionTransform()}},
-		{Name: schema.StreamVerdicts, Subjects: []string{subjects.VerdictsIn()}, Duplicates: 10 * time.Minute},
-		{Name: schema.StreamDeadLetter, Subjects: []string{subjects.DeadLettersIn()}},
-	} {
-		if _, err := js.CreateStream(ctx, cfg); err != nil {
-			t.Fatal(err)
-		}
 	}
 	return nc, js
 }
 
+// connect opens another connection to the server at url.
 func connect(t *testing.T, url string) (*nats.Conn, natsjs.JetStream) {
 	t.Helper()
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, _ := natsjs.New(nc)
-	return nc, js
+	return jstest.Connect(t, url)
 }
 
 func deadLetters(js natsjs.JetStream) func(context.Context, string, error, []byte) error {

@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/ponens/ponens/ingest/jetstream/jstest"
 	"github.com/ponens/ponens/schema"
 )
 
@@ -17,21 +17,7 @@ import (
 // VERDICTS stream of the "ponens" prefix.
 func startVerdicts(t *testing.T) (*nats.Conn, jetstream.JetStream) {
 	t.Helper()
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("not ready")
-	}
-	t.Cleanup(s.Shutdown)
-	nc, err := nats.Connect(s.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, _ := jetstream.New(nc)
+	_, nc, js := jstest.Start(t)
 	subjects := schema.Subjects{Prefix: "ponens", Partitions: 4}
 	if _, err := js.CreateStream(context.Background(), jetstream.StreamConfig{Name: schema.StreamVerdicts, Subjects: []string{subjects.VerdictsIn()}}); err != nil {
 		t.Fatal(err)
