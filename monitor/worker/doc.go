@@ -36,7 +36,9 @@
 // A repeated seq is ignored. An event ahead of the next expected seq waits
 // in a bounded buffer; a gap that does not close within GapTimeout becomes
 // a dead letter (reason seq-gap) and a violated verdict of the built-in rule
-// ponens.stream_integrity, and the run continues at the next event it has.
+// ponens.stream_integrity, and the run continues at the next event it has;
+// a missing event that arrives after that is a dead letter too (seq-gap),
+// and replay skips the same seqs (they are in the checkpoint).
 // A run with no event for IdleAfter ends as ended without run.finish: its
 // pending rules become unresolved. Events that do not decode or validate,
 // are too large, or arrive after their run ended are dead letters with the

@@ -56,6 +56,16 @@ type runState struct {
 	skipped  [][2]uint64 // seq ranges given up on, ascending (runMark.Skipped)
 }
 
+// skippedRange returns the range of seqs given up on that holds seq.
+func (rs *runState) skippedRange(seq uint64) ([2]uint64, bool) {
+	for _, r := range rs.skipped {
+		if seq >= r[0] && seq <= r[1] {
+			return r, true
+		}
+	}
+	return [2]uint64{}, false
+}
+
 // pastSkips moves next past the seqs the run gave up waiting for: replay
 // then applies exactly the events the run applied, whatever order and time
 // they arrived in.
@@ -334,6 +344,9 @@ func (p *partition) handle(ctx context.Context, msg jetstream.Msg) {
 	rs.last = time.Now()
 	switch {
 	case ev.Seq < rs.next:
+		if r, late := rs.skippedRange(ev.Seq); late && !replay { // never applied: not a duplicate
+			p.dead(ctx, schema.ReasonSeqGap, fmt.Errorf("runId %q, seq %d: arrived after the run stopped waiting for seq %d to %d", ev.RunID, ev.Seq, r[0], r[1]), data)
+		}
 		return // a duplicate: already applied
 	case ev.Seq > rs.next:
 		if _, dup := rs.buffer[ev.Seq]; dup {

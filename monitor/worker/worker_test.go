@@ -484,3 +484,52 @@ func TestRendezvous(t *testing.T) {
 		}
 	}
 }
+
+// TestLateEventAfterSkippedGap: an event that arrives after its run gave up
+// waiting for it was never applied: it is a dead letter, not dropped as a
+// duplicate.
+func TestLateEventAfterSkippedGap(t *testing.T) {
+	nc, js := startJS(t)
+	set := rules(t)
+	ts := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	ev := func(seq uint64, typ schema.EventType, a *schema.Action) *schema.Event {
+		e := &schema.Event{V: 1, RunID: "h", Seq: seq, TS: ts, Type: typ, Action: a}
+		if typ == schema.TypeRunStart {
+			e.Start = &schema.RunStart{}
+		}
+		return e
+	}
+	publish(t, js, ev(1, schema.TypeRunStart, nil), "h1")
+	publish(t, js, ev(3, schema.TypeAction, &schema.Action{ID: 2, Type: "ReadFile"}), "h3")
+	_, cancel, done := startWorker(t, nc, js, "w", set, func(w *Worker) { w.opts.IdleAfter = time.Minute })
+	defer func() { cancel(); <-done }()
+	letters := func() []string {
+		ctx := context.Background()
+		info, err := js.Stream(ctx, schema.StreamDeadLetter)
+		if err != nil {
+			return nil
+		}
+		c, err := js.OrderedConsumer(ctx, schema.StreamDeadLetter, natsjs.OrderedConsumerConfig{})
+		if err != nil {
+			return nil
+		}
+		var out []string
+		for range info.CachedInfo().State.Msgs {
+			m, err := c.Next(natsjs.FetchMaxWait(time.Second))
+			if err != nil {
+				return nil
+			}
+			out = append(out, m.Headers().Get(schema.HeaderReason)+": "+m.Headers().Get(schema.HeaderError))
+		}
+		return out
+	}
+	waitFor(t, 10*time.Second, "the gap given up on", func() bool { return len(letters()) == 1 })
+	publish(t, js, ev(2, schema.TypeAction, &schema.Action{ID: 1, Type: "EditFile"}), "h2")
+	publish(t, js, ev(3, schema.TypeAction, &schema.Action{ID: 2, Type: "ReadFile"}), "h3-again") // a true duplicate: dropped
+	var got []string
+	waitFor(t, 10*time.Second, "the late event's dead letter", func() bool { got = letters(); return len(got) >= 2 })
+	time.Sleep(300 * time.Millisecond)
+	if got = letters(); len(got) != 2 || !strings.Contains(got[1], `seq-gap: runId "h", seq 2: arrived after the run stopped waiting for seq 2 to 2`) {
+		t.Errorf("dead letters %q", got)
+	}
+}
