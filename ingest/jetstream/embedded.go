@@ -127,23 +127,27 @@ func StartEmbedded(opts EmbeddedOptions) (*server.Server, error) {
 }
 
 // WaitForMetaLeader waits until the JetStream cluster the servers form has
-// a meta leader and every running server is current with it, or ctx ends.
+// a meta leader, every running server is current with it, and the leader
+// knows each as an online peer (or ctx ends).
 func WaitForMetaLeader(ctx context.Context, servers ...*server.Server) error {
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for {
 		var leader *server.Server
-		current := true
+		current, running := true, 0
 		for _, s := range servers {
 			if !s.Running() {
 				continue
 			}
+			running++
 			if s.JetStreamIsLeader() {
 				leader = s
 			}
 			current = current && s.JetStreamIsCurrent()
 		}
-		if leader != nil && current {
+		// The leader places replicas only on peers it has seen online with
+		// stats: until then an R3 stream is refused ("no suitable peers").
+		if leader != nil && current && len(leader.JetStreamClusterPeers()) >= running {
 			return nil
 		}
 		select {
