@@ -56,6 +56,25 @@ type runState struct {
 	skipped  [][2]uint64 // seq ranges given up on, ascending (runMark.Skipped)
 }
 
+// dropBefore forgets buffered events below seq, which can no longer be
+// applied (next never moves back), and reports whether the buffer is then
+// empty, in which case the run no longer waits for anything.
+func (rs *runState) dropBefore(seq uint64, id string, p *partition) (empty bool) {
+	for s := range rs.buffer {
+		if s < seq {
+			delete(rs.buffer, s)
+		}
+	}
+	if len(rs.buffer) > 0 {
+		return false
+	}
+	rs.gapSince, rs.buffer = time.Time{}, nil
+	if p.gapped[id] == rs {
+		delete(p.gapped, id)
+	}
+	return true
+}
+
 // skippedRange returns the range of seqs given up on that holds seq.
 func (rs *runState) skippedRange(seq uint64) ([2]uint64, bool) {
 	for _, r := range rs.skipped {
@@ -352,10 +371,11 @@ func (p *partition) handle(ctx context.Context, msg jetstream.Msg) {
 		if _, dup := rs.buffer[ev.Seq]; dup {
 			return
 		}
-		if len(rs.buffer) >= p.w.opts.MaxBuffered {
-			if !replay {
-				p.dead(ctx, "seq-gap", fmt.Errorf("runId %q, seq %d: %d events already wait for seq %d", ev.RunID, ev.Seq, len(rs.buffer), rs.next), data)
-			}
+		if _, skipped := rs.skippedRange(ev.Seq); skipped && replay { // the run never applied it
+			return
+		}
+		if len(rs.buffer) >= p.w.opts.MaxBuffered && !replay { // replay holds what the run held, and more only for a moment
+			p.dead(ctx, "seq-gap", fmt.Errorf("runId %q, seq %d: %d events already wait for seq %d", ev.RunID, ev.Seq, len(rs.buffer), rs.next), data)
 			return
 		}
 		if rs.buffer == nil {
@@ -392,6 +412,7 @@ func (p *partition) resume() {
 	for id, m := range p.marks {
 		if rs := p.runs[id]; rs != nil && rs.next < m.Next {
 			rs.next = m.Next
+			rs.dropBefore(rs.next, id, p)
 			p.drain(context.Background(), id, rs, true)
 		}
 	}
@@ -462,12 +483,7 @@ func (p *partition) drain(ctx context.Context, runID string, rs *runState, repla
 			delete(rs.buffer, seq)
 		}
 	}
-	if len(rs.buffer) == 0 {
-		rs.gapSince, rs.buffer = time.Time{}, nil
-		if p.gapped[runID] == rs {
-			delete(p.gapped, runID)
-		}
-	}
+	rs.dropBefore(rs.next, runID, p)
 }
 
 // sweep gives up on gaps that did not close in time and, every tenth of
@@ -518,6 +534,9 @@ func (p *partition) end(runID string) {
 const StreamIntegrity = "ponens.stream_integrity"
 
 func (p *partition) skipGap(ctx context.Context, id string, rs *runState) {
+	if rs.dropBefore(rs.next, id, p) {
+		return // nothing left to wait for
+	}
 	keys := make([]uint64, 0, len(rs.buffer))
 	for s := range rs.buffer {
 		keys = append(keys, s)

@@ -187,6 +187,29 @@ func readVerdicts(js natsjs.JetStream) (map[string][]string, int, error) {
 	return out, total, nil
 }
 
+// storedDeadLetters lists the dead letters stored, in order, each as
+// "<reason>: <error>"; nil when they cannot be read now.
+func storedDeadLetters(js natsjs.JetStream) []string {
+	ctx := context.Background()
+	info, err := js.Stream(ctx, schema.StreamDeadLetter)
+	if err != nil {
+		return nil
+	}
+	c, err := js.OrderedConsumer(ctx, schema.StreamDeadLetter, natsjs.OrderedConsumerConfig{})
+	if err != nil {
+		return nil
+	}
+	out := []string{}
+	for range info.CachedInfo().State.Msgs {
+		m, err := c.Next(natsjs.FetchMaxWait(time.Second))
+		if err != nil {
+			return nil
+		}
+		out = append(out, m.Headers().Get(schema.HeaderReason)+": "+m.Headers().Get(schema.HeaderError))
+	}
+	return out
+}
+
 // waitFor polls cond until it holds or the time is up.
 func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 	t.Helper()
@@ -391,20 +414,10 @@ func TestBadInputAndGaps(t *testing.T) {
 	defer func() { cancel(); <-done }()
 
 	reasons := func() []string {
-		info, err := js.Stream(ctx, schema.StreamDeadLetter)
-		if err != nil || info.CachedInfo().State.Msgs < 5 {
-			return nil
+		if got := storedDeadLetters(js); len(got) >= 5 {
+			return got
 		}
-		c, _ := js.OrderedConsumer(ctx, schema.StreamDeadLetter, natsjs.OrderedConsumerConfig{})
-		var out []string
-		for range info.CachedInfo().State.Msgs {
-			m, err := c.Next(natsjs.FetchMaxWait(time.Second))
-			if err != nil {
-				return nil
-			}
-			out = append(out, m.Headers().Get(schema.HeaderReason)+": "+m.Headers().Get(schema.HeaderError))
-		}
-		return out
+		return nil
 	}
 	var got []string
 	waitFor(t, 10*time.Second, "five dead letters", func() bool {
@@ -503,33 +516,13 @@ func TestLateEventAfterSkippedGap(t *testing.T) {
 	publish(t, js, ev(3, schema.TypeAction, &schema.Action{ID: 2, Type: "ReadFile"}), "h3")
 	_, cancel, done := startWorker(t, nc, js, "w", set, func(w *Worker) { w.opts.IdleAfter = time.Minute })
 	defer func() { cancel(); <-done }()
-	letters := func() []string {
-		ctx := context.Background()
-		info, err := js.Stream(ctx, schema.StreamDeadLetter)
-		if err != nil {
-			return nil
-		}
-		c, err := js.OrderedConsumer(ctx, schema.StreamDeadLetter, natsjs.OrderedConsumerConfig{})
-		if err != nil {
-			return nil
-		}
-		var out []string
-		for range info.CachedInfo().State.Msgs {
-			m, err := c.Next(natsjs.FetchMaxWait(time.Second))
-			if err != nil {
-				return nil
-			}
-			out = append(out, m.Headers().Get(schema.HeaderReason)+": "+m.Headers().Get(schema.HeaderError))
-		}
-		return out
-	}
-	waitFor(t, 10*time.Second, "the gap given up on", func() bool { return len(letters()) == 1 })
+	waitFor(t, 10*time.Second, "the gap given up on", func() bool { return len(storedDeadLetters(js)) == 1 })
 	publish(t, js, ev(2, schema.TypeAction, &schema.Action{ID: 1, Type: "EditFile"}), "h2")
 	publish(t, js, ev(3, schema.TypeAction, &schema.Action{ID: 2, Type: "ReadFile"}), "h3-again") // a true duplicate: dropped
 	var got []string
-	waitFor(t, 10*time.Second, "the late event's dead letter", func() bool { got = letters(); return len(got) >= 2 })
+	waitFor(t, 10*time.Second, "the late event's dead letter", func() bool { got = storedDeadLetters(js); return len(got) >= 2 })
 	time.Sleep(300 * time.Millisecond)
-	if got = letters(); len(got) != 2 || !strings.Contains(got[1], `seq-gap: runId "h", seq 2: arrived after the run stopped waiting for seq 2 to 2`) {
+	if got = storedDeadLetters(js); len(got) != 2 || !strings.Contains(got[1], `seq-gap: runId "h", seq 2: arrived after the run stopped waiting for seq 2 to 2`) {
 		t.Errorf("dead letters %q", got)
 	}
 }

@@ -1,0 +1,61 @@
+package worker
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ponens/ponens/schema"
+)
+
+// TestReloadAfterOverflow: the out-of-order buffer of a run overflows while
+// a gap waits, two gaps are given up on, then a reload replays the run: it
+// must restore the run as it was, reporting no gap again (replay skips the
+// given-up seqs and does not apply the buffer bound, which only the live run
+// had to).
+func TestReloadAfterOverflow(t *testing.T) {
+	nc, js := startJS(t)
+	set := rules(t)
+	ts := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	ev := func(seq uint64) *schema.Event {
+		if seq == 1 {
+			return &schema.Event{V: 1, RunID: "m", Seq: 1, TS: ts, Type: schema.TypeRunStart, Start: &schema.RunStart{}}
+		}
+		return &schema.Event{V: 1, RunID: "m", Seq: seq, TS: ts, Type: schema.TypeAction, Action: &schema.Action{ID: int64(seq), Type: "ReadFile"}}
+	}
+	for _, s := range []uint64{1, 3, 4, 6} { // 6 overflows (MaxBuffered 2) while 2 is missing
+		publish(t, js, ev(s), "m"+string(rune('0'+s)))
+	}
+	w, cancel, done := startWorker(t, nc, js, "w", set, func(w *Worker) { w.opts.IdleAfter = time.Minute; w.opts.MaxBuffered = 2 })
+	defer func() { cancel(); <-done }()
+	waitFor(t, 10*time.Second, "gap 2 skipped", func() bool { return len(storedDeadLetters(js)) == 2 })
+	for _, s := range []uint64{7, 8, 5} {
+		publish(t, js, ev(s), "m"+string(rune('0'+s)))
+	}
+	waitFor(t, 10*time.Second, "gap 6 skipped", func() bool { return len(storedDeadLetters(js)) == 3 })
+	time.Sleep(300 * time.Millisecond)
+	before := storedDeadLetters(js)
+	ctx, stop := context.WithTimeout(context.Background(), 10*time.Second)
+	defer stop()
+	if _, err := w.Reload(ctx, withRule(t, set, "eventually_tests", "F(RunTests)")); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	publish(t, js, ev(9), "m9")
+	time.Sleep(time.Second)
+	after := storedDeadLetters(js)
+	all, _ := stored(t, js)
+	integrity := 0
+	for _, l := range all["m"] {
+		if strings.Contains(l, StreamIntegrity) {
+			integrity++
+		}
+	}
+	t.Logf("dead letters before reload:\n  %s", strings.Join(before, "\n  "))
+	t.Logf("dead letters after reload:\n  %s", strings.Join(after, "\n  "))
+	t.Logf("%d stream_integrity verdicts (2 before the reload)", integrity)
+	if len(after) != len(before) || integrity != 2 {
+		t.Errorf("the reload changed the run: %d dead letters (was %d), %d integrity verdicts (was 2)", len(after), len(before), integrity)
+	}
+}
