@@ -122,6 +122,30 @@ const (
 // every action. Positions are indexed only while the builder keeps them.
 func (t *Trace) ProducersOf(key string) []*Position { return t.producers[key] }
 
+// ProducersFold lists the positions that output an id or name equal to x
+// under Unicode case folding, each once, in no particular order: what a type
+// name (compared case-insensitively) can match. It reads the whole index.
+func (t *Trace) ProducersFold(x string) []*Position {
+	var out []*Position
+	seen := map[*Position]bool{}
+	for key, ps := range t.producers {
+		name, ok := strings.CutPrefix(key, OutputID)
+		if !ok {
+			name, ok = strings.CutPrefix(key, OutputName)
+		}
+		if !ok || !strings.EqualFold(name, x) {
+			continue
+		}
+		for _, p := range ps {
+			if !seen[p] {
+				seen[p] = true
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
 // Prefix returns a read-only view of t as it stood when p was sealed: the
 // positions up to and including p and the artifacts, residuals and
 // telemetry that had arrived by then, with no closing event. The reference

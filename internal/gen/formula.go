@@ -45,6 +45,7 @@ var (
 		"∃ x ∈ artifacts . x.type = VerificationResult",
 		"count(GitCommit) > 0",
 		"∃! b . \"art1\" ∈ outputs(b)",
+		"∀ t ∈ {Art1, \"art2\"} . ∃ b . t ∈ outputs(b)", // a type name, bound: found case-insensitively
 	}
 )
 

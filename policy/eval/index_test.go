@@ -19,6 +19,7 @@ func TestIndexesChangeNothing(t *testing.T) {
 		"∃ b . input_free ∨ a.id ∈ outputs(b)",
 		"∃! b . \"art3\" ∈ outputs(b)",
 		"∃ b . Art1 ∈ outputs(b)", // a type name: compared case-insensitively
+		"∀ t ∈ {Art2, \"art1\"} . ∃! b . t ∈ outputs(b)",
 		"∃ b . b.type = Verify ∧ target_artifact_id ∈ outputs(b)",
 		"count(EditFile) ≤ 2",
 		"G(EditFile → count(EditFile ∧ completed) ≤ 1)",

@@ -646,9 +646,10 @@ func (s *State) outputCandidates(f *ltl.Quantified, p *trace.Position, env *bind
 	// artifact's id or name; an artifact, an output id equal to its id or
 	// name, or a produced artifact with its id.
 	var keys []string
+	var found []*trace.Position
 	switch x := s.term(member.Elem, p, env).(type) {
-	case symbol:
-		return nil, false // a type name matches output ids case-insensitively: not indexed
+	case symbol: // a type name matches output ids case-insensitively
+		found = s.Trace.ProducersFold(string(x))
 	case string:
 		keys = []string{trace.OutputID + x, trace.OutputName + x}
 	case *trace.Artifact:
@@ -656,17 +657,18 @@ func (s *State) outputCandidates(f *ltl.Quantified, p *trace.Position, env *bind
 	default:
 		return []any{}, true // neither an id nor an artifact: in no action's outputs
 	}
+	for _, k := range keys {
+		found = append(found, s.Trace.ProducersOf(k)...)
+	}
 	seen := map[*trace.Position]bool{}
 	limit := len(s.Trace.Positions) // a prefix view holds fewer positions than the index
 	if s.Trace.PositionsDropped() {
 		limit = math.MaxInt // the live trace of a monitor: every indexed position is sealed
 	}
-	for _, k := range keys {
-		for _, q := range s.Trace.ProducersOf(k) {
-			if q.Index < limit && !seen[q] {
-				seen[q] = true
-				cand = append(cand, q)
-			}
+	for _, q := range found {
+		if q.Index < limit && !seen[q] {
+			seen[q] = true
+			cand = append(cand, q)
 		}
 	}
 	slices.SortFunc(cand, func(a, b any) int { return a.(*trace.Position).Index - b.(*trace.Position).Index })

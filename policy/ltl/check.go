@@ -401,7 +401,7 @@ func byOutputs(q *Quantified) bool {
 	}
 	indexed := false
 	for _, c := range conjunctsOf(q.Body) {
-		if m, ok := c.(*Member); ok && !m.Negated && isOutputsOf(m.Set, q.Var) && !mentions(m.Elem, q.Var) && !isTypeNameIdent(m.Elem) {
+		if m, ok := c.(*Member); ok && !m.Negated && isOutputsOf(m.Set, q.Var) && !mentions(m.Elem, q.Var) {
 			indexed = true
 		}
 	}
@@ -413,13 +413,6 @@ func conjunctsOf(f Formula) []Formula {
 		return append(conjunctsOf(b.L), conjunctsOf(b.R)...)
 	}
 	return []Formula{f}
-}
-
-// isTypeNameIdent reports whether n is a type name (Report): it matches
-// output ids case-insensitively, which the output index does not answer.
-func isTypeNameIdent(n Node) bool {
-	id, ok := n.(*Ident)
-	return ok && id.Name != "" && id.Name[0] >= 'A' && id.Name[0] <= 'Z'
 }
 
 // isOutputsOf reports whether n is outputs(v).
