@@ -76,28 +76,23 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	return nil
 }
 
-// consumer returns the durable consumer, with explicit acks. One left by
-// an earlier build with another ack policy (which cannot be changed in
-// place) is replaced by one that starts after its ack floor: nothing acked
-// is announced again, nothing unacked is skipped.
+// consumer returns the durable consumer, with explicit acks. A consumer of
+// that name with another ack policy (made by a development build between
+// releases) cannot be changed in place; replacing it could lose its place
+// in the stream, so the dispatcher refuses to start and says what to do.
 func (d *Dispatcher) consumer(ctx context.Context) (jetstream.Consumer, error) {
 	cfg := jetstream.ConsumerConfig{Durable: d.durable, AckPolicy: jetstream.AckExplicitPolicy, FilterSubject: d.subjects.VerdictsIn()}
 	c, err := d.js.CreateOrUpdateConsumer(ctx, schema.StreamVerdicts, cfg)
 	if err == nil {
 		return c, nil
 	}
-	old, oerr := d.js.Consumer(ctx, schema.StreamVerdicts, d.durable)
-	if oerr != nil || old.CachedInfo().Config.AckPolicy == jetstream.AckExplicitPolicy {
-		return nil, fmt.Errorf("alert: consumer: %w", err)
+	if old, oerr := d.js.Consumer(ctx, schema.StreamVerdicts, d.durable); oerr == nil {
+		if p := old.CachedInfo().Config.AckPolicy; p != jetstream.AckExplicitPolicy {
+			return nil, fmt.Errorf("alert: consumer %s on stream %s has ack policy %s, this build needs explicit acks; delete it (nats consumer rm %s %s) and the alert stage starts it again from the stream's first verdict: %w",
+				d.durable, schema.StreamVerdicts, p, schema.StreamVerdicts, d.durable, err)
+		}
 	}
-	cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, old.CachedInfo().AckFloor.Stream+1
-	if err := d.js.DeleteConsumer(ctx, schema.StreamVerdicts, d.durable); err != nil {
-		return nil, fmt.Errorf("alert: replacing consumer: %w", err)
-	}
-	if c, err = d.js.CreateConsumer(ctx, schema.StreamVerdicts, cfg); err != nil {
-		return nil, fmt.Errorf("alert: consumer: %w", err)
-	}
-	return c, nil
+	return nil, fmt.Errorf("alert: consumer: %w", err)
 }
 
 // statusOnly is the part of a verdict read to skip the ones that are not
