@@ -34,26 +34,30 @@ type ruleWatcher struct {
 	files *fsnotify.Watcher // nil without rules.watch
 	// named are the rules files given as files (their directories are
 	// watched for them); a change to another file there is not a reload.
-	named map[string]bool
+	// dirs are the rules directories given. Both hold canonical paths.
+	named, dirs map[string]bool
 }
 
 // watchRules starts listening for SIGHUP and file changes at once, so that
 // nothing that happens after it returns is missed; run acts on them.
 func watchRules(rf *ruleFlags, cfg config.Config) (*ruleWatcher, error) {
-	rw := &ruleWatcher{rf: rf, cfg: cfg, hup: make(chan os.Signal, 1), named: map[string]bool{}}
+	rw := &ruleWatcher{rf: rf, cfg: cfg, hup: make(chan os.Signal, 1), named: map[string]bool{}, dirs: map[string]bool{}}
 	if cfg.Rules.Watch && len(rf.rules) > 0 {
 		fw, err := fsnotify.NewWatcher()
 		if err != nil {
 			return nil, fmt.Errorf("watching the rules: %w", err)
 		}
 		for _, p := range rf.rules {
+			p = canonical(p)
 			file, err := watchPath(fw, p)
 			if err != nil {
 				fw.Close()
 				return nil, fmt.Errorf("watching the rules: %w", err)
 			}
 			if file {
-				rw.named[filepath.Clean(p)] = true
+				rw.named[p] = true
+			} else {
+				rw.dirs[p] = true
 			}
 		}
 		rw.files = fw
@@ -121,20 +125,36 @@ func watchPath(fw *fsnotify.Watcher, p string) (file bool, err error) {
 // concerns reports whether a change to the file name can change the rules:
 // one of the files given, or a policy file in a directory given.
 func (rw *ruleWatcher) concerns(name string) bool {
-	name = filepath.Clean(name)
+	name = canonical(name)
 	if rw.named[name] {
 		return true
 	}
 	if !ruleFile(name) {
 		return false
 	}
-	for _, p := range rw.rf.rules {
-		p = filepath.Clean(p)
-		if !rw.named[p] && (name == p || strings.HasPrefix(name, p+string(filepath.Separator))) {
+	for d := range rw.dirs {
+		if strings.HasPrefix(name, d+string(filepath.Separator)) {
 			return true
 		}
 	}
 	return false
+}
+
+// canonical is p absolute, with the symbolic links of its directory
+// resolved (the file itself may be gone: an editor replacing it), so that
+// one file named two ways, or as fsnotify reports it, compares equal.
+func canonical(p string) string {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return filepath.Clean(p)
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		return real
+	}
+	if dir, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
+		return filepath.Join(dir, filepath.Base(abs))
+	}
+	return abs
 }
 
 // ruleFile reports whether a changed path can hold rules (ruleset.Load's

@@ -183,3 +183,37 @@ func TestRuleWatcherConcerns(t *testing.T) {
 		}
 	}
 }
+
+// TestRuleWatcherPaths: a file named relatively, or through a symbolic
+// link, is the same file to the watcher whichever way a change names it.
+func TestRuleWatcherPaths(t *testing.T) {
+	dir, tree := t.TempDir(), t.TempDir()
+	for _, f := range []string{filepath.Join(dir, "a.yaml"), filepath.Join(dir, "b.yaml")} {
+		if err := os.WriteFile(f, []byte("rules: []\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(tree, link); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	rw, err := watchRules(&ruleFlags{rules: []string{"a.yaml", filepath.Join(dir, "b.yaml"), link}}, config.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rw.files.Close()
+	defer signal.Stop(rw.hup)
+	for name, want := range map[string]bool{
+		"./b.yaml":                    true,
+		filepath.Join(dir, "a.yaml"):  true,
+		"c.yaml":                      false,
+		filepath.Join(link, "x.yaml"): true,
+		filepath.Join(tree, "x.yaml"): true,
+		filepath.Join(tree, "x.txt"):  false,
+	} {
+		if got := rw.concerns(name); got != want {
+			t.Errorf("concerns(%s) = %v, want %v", name, got, want)
+		}
+	}
+}

@@ -110,3 +110,23 @@ func TestRenamed(t *testing.T) {
 		t.Errorf("renamed %s, original %s", r.Rules[1].ID, set.Rules[1].ID)
 	}
 }
+
+// TestLoadThroughSymlink: a rules directory named by a symbolic link loads
+// the files of the directory it points to.
+func TestLoadThroughSymlink(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "r.yaml"), []byte(baseRules), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(t.TempDir(), "rules")
+	if err := os.Symlink(dir, link); err != nil {
+		t.Fatal(err)
+	}
+	set, probs := Load(link)
+	if probs != nil || len(set.Rules) != 2 {
+		t.Fatalf("loaded %d rules through the link, problems %v", len(set.Rules), probs)
+	}
+	if want := filepath.Join(link, "r.yaml"); set.Rules[0].File != want {
+		t.Errorf("rule from %s, want %s (as named)", set.Rules[0].File, want)
+	}
+}

@@ -177,12 +177,19 @@ func expand(p string) ([]string, error) {
 	if !st.IsDir() {
 		return []string{p}, nil
 	}
+	root := p
+	if real, err := filepath.EvalSymlinks(p); err == nil && real != filepath.Clean(p) {
+		root = real // WalkDir does not follow a symbolic link it starts at
+	}
 	var files []string
-	err = filepath.WalkDir(p, func(path string, d os.DirEntry, err error) error {
+	err = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		if !d.IsDir() && (PolicyExtensions[strings.ToLower(filepath.Ext(path))] || d.Name() == policymd.FileName) {
+			if rel, err := filepath.Rel(root, path); err == nil {
+				path = filepath.Join(p, rel) // named as the user named it
+			}
 			files = append(files, path)
 		}
 		return nil
