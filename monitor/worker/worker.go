@@ -251,13 +251,9 @@ func (w *Worker) reload(ctx context.Context, set *ruleset.Set) ([]RuleChange, er
 	w.mu.Lock()
 	owned := maps.Clone(w.owned)
 	w.mu.Unlock()
-	renewed := time.Now()
 	for k, p := range owned {
+		w.keepAlive(ctx) // a restart can take up to LeaseTTL: renew before each
 		w.restartPartition(ctx, k, p)
-		if time.Since(renewed) >= w.opts.LeaseTTL/3 { // many partitions: keep the leases alive meanwhile
-			w.keepAlive(ctx)
-			renewed = time.Now()
-		}
 	}
 	return changes, nil
 }
