@@ -17,12 +17,11 @@ import (
 func TestReloadAfterOverflow(t *testing.T) {
 	nc, js := startJS(t)
 	set := rules(t)
-	ts := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	ev := func(seq uint64) *schema.Event {
 		if seq == 1 {
-			return &schema.Event{V: 1, RunID: "m", Seq: 1, TS: ts, Type: schema.TypeRunStart, Start: &schema.RunStart{}}
+			return runEvent("m", 1, schema.TypeRunStart, nil)
 		}
-		return &schema.Event{V: 1, RunID: "m", Seq: seq, TS: ts, Type: schema.TypeAction, Action: &schema.Action{ID: int64(seq), Type: "ReadFile"}}
+		return runEvent("m", seq, schema.TypeAction, &schema.Action{ID: int64(seq), Type: "ReadFile"})
 	}
 	for _, s := range []uint64{1, 3, 4, 6} { // 6 overflows (MaxBuffered 2) while 2 is missing
 		publish(t, js, ev(s), "m"+string(rune('0'+s)))

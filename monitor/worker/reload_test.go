@@ -278,13 +278,8 @@ func TestReloadRefusesWhatCannotRun(t *testing.T) {
 func TestReloadAfterSkippedGap(t *testing.T) {
 	nc, js := startJS(t)
 	set := rules(t)
-	ts := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	ev := func(seq uint64, typ schema.EventType, a *schema.Action) *schema.Event {
-		e := &schema.Event{V: 1, RunID: "g", Seq: seq, TS: ts, Type: typ, Action: a}
-		if typ == schema.TypeRunStart {
-			e.Start = &schema.RunStart{}
-		}
-		return e
+		return runEvent("g", seq, typ, a)
 	}
 	publish(t, js, ev(1, schema.TypeRunStart, nil), "g1")
 	publish(t, js, ev(2, schema.TypeAction, &schema.Action{ID: 1, Type: "ReadFile"}), "g2")

@@ -187,6 +187,16 @@ func readVerdicts(js natsjs.JetStream) (map[string][]string, int, error) {
 	return out, total, nil
 }
 
+// runEvent is event seq of run, of type typ, with action a (a run.start
+// gets an empty body).
+func runEvent(run string, seq uint64, typ schema.EventType, a *schema.Action) *schema.Event {
+	e := &schema.Event{V: 1, RunID: run, Seq: seq, TS: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Type: typ, Action: a}
+	if typ == schema.TypeRunStart {
+		e.Start = &schema.RunStart{}
+	}
+	return e
+}
+
 // storedDeadLetters lists the dead letters stored, in order, each as
 // "<reason>: <error>"; nil when they cannot be read now.
 func storedDeadLetters(js natsjs.JetStream) []string {
@@ -394,14 +404,7 @@ func TestBadInputAndGaps(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ts := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	ev := func(run string, seq uint64, typ schema.EventType, a *schema.Action) *schema.Event {
-		e := &schema.Event{V: 1, RunID: run, Seq: seq, TS: ts, Type: typ, Action: a}
-		if typ == schema.TypeRunStart {
-			e.Start = &schema.RunStart{}
-		}
-		return e
-	}
+	ev := runEvent
 	raw("bad", `{"v":1,"runId":"bad"`)
 	raw("bad", `{"v":1,"runId":"bad","seq":1,"ts":"2026-01-01T00:00:00Z","type":"party"}`)
 	raw("big", `{"v":1,"runId":"big","seq":1,"ts":"2026-01-01T00:00:00Z","type":"telemetry","telemetry":"`+strings.Repeat("x", 9<<10)+`"}`)
@@ -504,13 +507,8 @@ func TestRendezvous(t *testing.T) {
 func TestLateEventAfterSkippedGap(t *testing.T) {
 	nc, js := startJS(t)
 	set := rules(t)
-	ts := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	ev := func(seq uint64, typ schema.EventType, a *schema.Action) *schema.Event {
-		e := &schema.Event{V: 1, RunID: "h", Seq: seq, TS: ts, Type: typ, Action: a}
-		if typ == schema.TypeRunStart {
-			e.Start = &schema.RunStart{}
-		}
-		return e
+		return runEvent("h", seq, typ, a)
 	}
 	publish(t, js, ev(1, schema.TypeRunStart, nil), "h1")
 	publish(t, js, ev(3, schema.TypeAction, &schema.Action{ID: 2, Type: "ReadFile"}), "h3")
