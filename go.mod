@@ -8,7 +8,7 @@ require (
 	github.com/nats-io/nats-server/v2 v2.15.3
 	github.com/nats-io/nats.go v1.56.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
-	github.com/segmentio/encoding v0.5.4 // fast event decoding and encoding (schema.decodeFast, EncodeEvent), checked against encoding/json by FuzzDecodeFast
+	github.com/segmentio/encoding v0.5.4 // fast path of event decoding (schema.decodeFast), checked against encoding/json by FuzzDecodeFast
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.1.0
 	github.com/spf13/viper v1.21.0

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -110,8 +109,7 @@ func FuzzDecodeSummary(f *testing.F) {
 }
 
 // FuzzDecodeFast checks the fast event decoder against encoding/json: what
-// the fast one accepts, encoding/json accepts too, with the same event; and
-// EncodeEvent encodes that event to the bytes encoding/json writes.
+// the fast one accepts, encoding/json accepts too, with the same event.
 func FuzzDecodeFast(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fast, ok := decodeFast(data)
@@ -129,11 +127,6 @@ func FuzzDecodeFast(f *testing.F) {
 		}
 		if !reflect.DeepEqual(fast, slow) {
 			t.Fatalf("decoders disagree on %q:\nfast %#v\nslow %#v", data, fast, slow)
-		}
-		want, werr := json.Marshal(&fast)
-		got, gerr := EncodeEvent(&fast)
-		if (werr == nil) != (gerr == nil) || !bytes.Equal(got, want) {
-			t.Fatalf("encoders disagree on %q:\nEncodeEvent %s (%v)\nencoding/json %s (%v)", data, got, gerr, want, werr)
 		}
 	})
 }
@@ -175,38 +168,5 @@ func TestDecodeDeepNesting(t *testing.T) {
 	}
 	if tooDeep([]byte(`{"s":"` + strings.Repeat("[", 2*maxDepth) + `\"[["}`)) {
 		t.Error("brackets inside a string counted")
-	}
-}
-
-// TestEncodeEvent: EncodeEvent writes the bytes encoding/json writes, for
-// every fixture event and for strings that encoding/json escapes.
-func TestEncodeEvent(t *testing.T) {
-	var events []Event
-	for _, f := range []string{"testdata/stream.jsonl", "../examples/decide/history.jsonl"} {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		evs, err := DecodeJSONL(f, bytes.NewReader(data), 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		events = append(events, evs...)
-	}
-	odd := "<script>&amp; \u2028\u2029 \x01 \"quoted\" \\ ✓ \ufffd"
-	events = append(events, Event{V: 1, RunID: odd, Seq: 3, Type: TypeAction,
-		Action: &Action{ID: 1, Type: "EditFile", Rationale: odd, Outputs: []string{odd}, Extra: map[string]json.RawMessage{"b": json.RawMessage(`{"z":1, "a":[1,2]}`), "a": json.RawMessage(`"<>"`)}}})
-	if len(events) < 5 {
-		t.Fatalf("only %d events to compare", len(events))
-	}
-	for i := range events {
-		want, err := json.Marshal(&events[i])
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := EncodeEvent(&events[i])
-		if err != nil || !bytes.Equal(got, want) {
-			t.Errorf("event %d: EncodeEvent gives\n%s (%v)\nencoding/json gives\n%s", i, got, err, want)
-		}
 	}
 }

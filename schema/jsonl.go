@@ -238,8 +238,3 @@ func (r *runOrder) next(ev *Event, n int) *FieldError {
 	}
 	return nil
 }
-
-// EncodeEvent encodes ev as encoding/json does, byte for byte
-// (TestEncodeEvent), with segmentio/encoding's faster encoder: the
-// publisher encodes every event an agent sends.
-func EncodeEvent(ev *Event) ([]byte, error) { return segjson.Marshal(ev) }

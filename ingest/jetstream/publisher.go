@@ -2,6 +2,7 @@ package jetstream
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -213,17 +214,16 @@ func (p *Publisher) publish(ctx context.Context, ev *schema.Event, report func(e
 	if err := ev.Validate(); err != nil {
 		return fail(err)
 	}
-	data, err := schema.EncodeEvent(ev)
+	data, err := json.Marshal(ev)
 	if err != nil {
 		return fail(err)
 	}
+	msg := nats.NewMsg(p.subjects.Event(ev.RunID))
+	msg.Data = data
 	// Set once: retries resend msg as it is, so nothing mutates it while
-	// the client may still be encoding an earlier attempt. (Header keys are
-	// written as they are: these two are already in canonical form.)
-	msg := &nats.Msg{Subject: p.subjects.Event(ev.RunID), Data: data, Header: nats.Header{
-		natsjs.MsgIDHeader:          {schema.EventMsgID(ev.RunID, ev.Seq)},
-		natsjs.ExpectedStreamHeader: {schema.StreamEvents},
-	}}
+	// the client may still be encoding an earlier attempt.
+	msg.Header.Set(natsjs.MsgIDHeader, schema.EventMsgID(ev.RunID, ev.Seq))
+	msg.Header.Set(natsjs.ExpectedStreamHeader, schema.StreamEvents)
 	if err := p.checkSize(msg); err != nil {
 		return fail(err)
 	}
