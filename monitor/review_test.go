@@ -285,3 +285,29 @@ func TestReviewPureCollectionLeaves(t *testing.T) {
 		t.Errorf("G(EditFile → residuals = ∅): %s alone, %s next to a structural rule; the reference says fail", alone, withStructural)
 	}
 }
+
+// TestDecideSeesTheStepsOwnOutputs: a rule that reads the actions through
+// their outputs judges a proposed step as Add judges the step itself (the
+// output index does not list a proposed step; it is a candidate anyway).
+func TestDecideSeesTheStepsOwnOutputs(t *testing.T) {
+	for _, f := range []string{
+		`G(GitCommit → ∃ b . "rep" ∈ outputs(b))`,
+		`G(GitCommit → ∃ b . Rep ∈ outputs(b))`,
+		`G(GitCommit → ∃! b . "rep" ∈ outputs(b))`,
+	} {
+		eng := reviewEngine(t, true, f)
+		run := eng.NewRun("r")
+		s := &stream{}
+		feed(t, run, s.add(schema.Event{Type: schema.TypeRunStart, Start: &schema.RunStart{}}))
+		a := &schema.Action{ID: 1, Type: "GitCommit", Outputs: []string{"rep"}}
+		d := run.Decide(a)
+		vs := feed(t, run, s.action(a))
+		violated := false
+		for _, v := range vs {
+			violated = violated || v.Status == schema.StatusViolated
+		}
+		if (d.Decision == "deny") != violated {
+			t.Errorf("%s: Decide says %s, Add violated %v", f, d.Decision, violated)
+		}
+	}
+}

@@ -660,14 +660,17 @@ func (s *State) outputCandidates(f *ltl.Quantified, p *trace.Position, env *bind
 	for _, k := range keys {
 		found = append(found, s.Trace.ProducersOf(k)...)
 	}
-	seen := map[*trace.Position]bool{}
+	if p != nil {
+		found = append(found, p) // a proposed step (the decision service) is not in the index yet
+	}
+	seen := map[int]bool{}          // by place: the index may hold a slim copy of a position
 	limit := len(s.Trace.Positions) // a prefix view holds fewer positions than the index
 	if s.Trace.PositionsDropped() {
 		limit = math.MaxInt // the live trace of a monitor: every indexed position is sealed
 	}
 	for _, q := range found {
-		if q.Index < limit && !seen[q] {
-			seen[q] = true
+		if q.Index < limit && !seen[q.Index] {
+			seen[q.Index] = true
 			cand = append(cand, q)
 		}
 	}
