@@ -23,7 +23,8 @@ func TestEncodeCheckpoint(t *testing.T) {
 		want.Runs[id] = runMark{First: uint64(10 * i), Next: uint64(i + 1)}
 	}
 	p.runs["plain"].skipped = [][2]uint64{{3, 3}, {7, 9}}
-	want.Runs["plain"] = runMark{First: 0, Next: 1, Skipped: [][2]uint64{{3, 3}, {7, 9}}}
+	p.runs["plain"].dropped = []uint64{41, 57}
+	want.Runs["plain"] = runMark{First: 0, Next: 1, Skipped: [][2]uint64{{3, 3}, {7, 9}}, Dropped: []uint64{41, 57}}
 	data, err := p.encodeCheckpoint(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -33,7 +34,7 @@ func TestEncodeCheckpoint(t *testing.T) {
 		t.Fatalf("%v\n%s", err, data)
 	}
 	if got.Seq != want.Seq || !maps.EqualFunc(got.Runs, want.Runs, func(a, b runMark) bool {
-		return a.First == b.First && a.Next == b.Next && slices.Equal(a.Skipped, b.Skipped)
+		return a.First == b.First && a.Next == b.Next && slices.Equal(a.Skipped, b.Skipped) && slices.Equal(a.Dropped, b.Dropped)
 	}) || !slices.Equal(got.Ended, want.Ended) || !slices.Equal(got.Rules, want.Rules) {
 		t.Errorf("decoded %+v\nwant    %+v", got, want)
 	}

@@ -43,6 +43,9 @@ type runMark struct {
 	// Skipped are the seq ranges (first, last) the run gave up waiting for
 	// (GapTimeout), so that replay skips them where the run did.
 	Skipped [][2]uint64 `json:"skipped,omitempty"`
+	// Dropped are the stream sequences of the run's events refused because
+	// its out-of-order buffer was full: replay, which holds more, skips them.
+	Dropped []uint64 `json:"dropped,omitempty"`
 }
 
 // runState is one open run of a partition.
@@ -54,6 +57,7 @@ type runState struct {
 	gapSince time.Time
 	last     time.Time
 	skipped  [][2]uint64 // seq ranges given up on, ascending (runMark.Skipped)
+	dropped  []uint64    // stream sequences refused on overflow (runMark.Dropped)
 }
 
 // dropBefore forgets buffered events below seq, which can no longer be
@@ -279,7 +283,9 @@ func (p *partition) loop(ctx context.Context) {
 			continue
 		case <-tick.C:
 			p.sweep(ctx)
-			if time.Since(p.ckptAt) >= p.w.opts.CheckpointEvery {
+			// A gap given up on or an idle end is written down at once: a
+			// crash must not let a takeover apply a late event instead.
+			if p.dirty || time.Since(p.ckptAt) >= p.w.opts.CheckpointEvery {
 				if err := p.checkpoint(ctx); err != nil && ctx.Err() == nil {
 					p.fail(err)
 				}
@@ -355,12 +361,15 @@ func (p *partition) handle(ctx context.Context, msg jetstream.Msg) {
 		}
 		rs = &runState{run: p.eng.NewRun(ev.RunID), first: seq, next: 1}
 		if replay {
-			rs.skipped = p.marks[ev.RunID].Skipped
+			rs.skipped, rs.dropped = p.marks[ev.RunID].Skipped, p.marks[ev.RunID].Dropped
 			rs.pastSkips()
 		}
 		p.runs[ev.RunID] = rs
 	}
 	rs.last = time.Now()
+	if replay && slices.Contains(rs.dropped, seq) {
+		return // the run refused it (overflow): so does replay
+	}
 	switch {
 	case ev.Seq < rs.next:
 		if r, late := rs.skippedRange(ev.Seq); late && !replay { // never applied: not a duplicate
@@ -376,6 +385,7 @@ func (p *partition) handle(ctx context.Context, msg jetstream.Msg) {
 		}
 		if len(rs.buffer) >= p.w.opts.MaxBuffered && !replay { // replay holds what the run held, and more only for a moment
 			p.dead(ctx, "seq-gap", fmt.Errorf("runId %q, seq %d: %d events already wait for seq %d", ev.RunID, ev.Seq, len(rs.buffer), rs.next), data)
+			rs.dropped = append(rs.dropped, seq)
 			return
 		}
 		if rs.buffer == nil {
@@ -656,6 +666,16 @@ func (p *partition) encodeCheckpoint(buf []byte) ([]byte, error) {
 				buf = append(buf, ',')
 				buf = strconv.AppendUint(buf, r[1], 10)
 				buf = append(buf, ']')
+			}
+			buf = append(buf, ']')
+		}
+		if len(rs.dropped) > 0 {
+			buf = append(buf, `,"dropped":[`...)
+			for i, d := range rs.dropped {
+				if i > 0 {
+					buf = append(buf, ',')
+				}
+				buf = strconv.AppendUint(buf, d, 10)
 			}
 			buf = append(buf, ']')
 		}
