@@ -47,20 +47,11 @@ func watchRules(rf *ruleFlags, cfg config.Config) (*ruleWatcher, error) {
 		if err != nil {
 			return nil, fmt.Errorf("watching the rules: %w", err)
 		}
-		for _, p := range rf.rules {
-			p = canonical(p)
-			file, err := watchPath(fw, p)
-			if err != nil {
-				fw.Close()
-				return nil, fmt.Errorf("watching the rules: %w", err)
-			}
-			if file {
-				rw.named[p] = true
-			} else {
-				rw.dirs[p] = true
-			}
-		}
 		rw.files = fw
+		if err := rw.watch(); err != nil {
+			fw.Close()
+			return nil, fmt.Errorf("watching the rules: %w", err)
+		}
 	}
 	signal.Notify(rw.hup, syscall.SIGHUP)
 	return rw, nil
@@ -90,6 +81,11 @@ func (rw *ruleWatcher) run(ctx context.Context, log *slog.Logger, out io.Writer,
 			return nil
 		case <-rw.hup:
 			reloadRules(ctx, rw.rf, rw.cfg, log, out, workers, "SIGHUP")
+			if rw.files != nil {
+				if err := rw.watch(); err != nil {
+					log.Warn("watching the rules", "err", err)
+				}
+			}
 		case ev := <-changed:
 			if rw.concerns(ev.Name) {
 				due = time.After(reloadDebounce)
@@ -99,22 +95,46 @@ func (rw *ruleWatcher) run(ctx context.Context, log *slog.Logger, out io.Writer,
 		case <-due:
 			due = nil
 			reloadRules(ctx, rw.rf, rw.cfg, log, out, workers, "a rules file changed")
+			if err := rw.watch(); err != nil {
+				log.Warn("watching the rules", "err", err)
+			}
 		}
 	}
 }
 
-// watchPath watches a rules file's directory (editors replace files, so the
-// file itself would be lost), or a rules directory and its subdirectories;
-// file says which p is.
-func watchPath(fw *fsnotify.Watcher, p string) (file bool, err error) {
-	st, err := os.Stat(p)
-	if err != nil {
-		return false, err
+// watch watches what the rules paths name now: for a rules file, the
+// directory of the name given and of the file it links to (editors replace
+// files, so the file itself would be lost); for a rules directory, it and
+// every directory under it. Called again after each reload, it picks up
+// new subdirectories and re-pointed links (adding a watch twice is
+// harmless).
+func (rw *ruleWatcher) watch() error {
+	for _, p := range rw.rf.rules {
+		st, err := os.Stat(p)
+		if err != nil {
+			return err
+		}
+		if st.IsDir() {
+			d := resolve(p)
+			rw.dirs[d] = true
+			if err := watchTree(rw.files, d); err != nil {
+				return err
+			}
+			continue
+		}
+		for _, f := range []string{named(p), resolve(p)} {
+			rw.named[f] = true
+			if err := rw.files.Add(filepath.Dir(f)); err != nil {
+				return err
+			}
+		}
 	}
-	if !st.IsDir() {
-		return true, fw.Add(filepath.Dir(p))
-	}
-	return false, filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+	return nil
+}
+
+// watchTree watches dir and every directory under it.
+func watchTree(fw *fsnotify.Watcher, dir string) error {
+	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || !d.IsDir() {
 			return err
 		}
@@ -123,38 +143,47 @@ func watchPath(fw *fsnotify.Watcher, p string) (file bool, err error) {
 }
 
 // concerns reports whether a change to the file name can change the rules:
-// one of the files given, or a policy file in a directory given.
+// one of the files given (by its name or the file it links to), or a
+// policy file, or a new directory, in a directory given.
 func (rw *ruleWatcher) concerns(name string) bool {
-	name = canonical(name)
-	if rw.named[name] {
+	n := named(name)
+	if rw.named[n] {
 		return true
 	}
-	if !ruleFile(name) {
+	st, err := os.Stat(n)
+	isDir := err == nil && st.IsDir()
+	if !isDir && !ruleFile(n) {
 		return false
 	}
 	for d := range rw.dirs {
-		if strings.HasPrefix(name, d+string(filepath.Separator)) {
+		if strings.HasPrefix(n, d+string(filepath.Separator)) {
 			return true
 		}
 	}
 	return false
 }
 
-// canonical is p absolute, with the symbolic links of its directory
-// resolved (the file itself may be gone: an editor replacing it), so that
-// one file named two ways, or as fsnotify reports it, compares equal.
-func canonical(p string) string {
-	abs, err := filepath.Abs(p)
-	if err != nil {
-		return filepath.Clean(p)
+// resolve is p absolute with every symbolic link resolved (on the path as
+// given, so that "link/.." means what the system makes of it); p itself if
+// it cannot be resolved.
+func resolve(p string) string {
+	if real, err := filepath.EvalSymlinks(p); err == nil {
+		p = real
 	}
-	if real, err := filepath.EvalSymlinks(abs); err == nil {
-		return real
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
 	}
-	if dir, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
-		return filepath.Join(dir, filepath.Base(abs))
+	return filepath.Clean(p)
+}
+
+// named is p absolute with the links of its directory resolved but not p
+// itself: the name a change to p (or to a link p is) is reported under.
+func named(p string) string {
+	dir, base := ".", p // not filepath.Dir: it would clean "link/.." away as text
+	if i := strings.LastIndexByte(p, filepath.Separator); i >= 0 {
+		dir, base = p[:i+1], p[i+1:]
 	}
-	return abs
+	return filepath.Join(resolve(dir), base)
 }
 
 // ruleFile reports whether a changed path can hold rules (ruleset.Load's

@@ -217,3 +217,52 @@ func TestRuleWatcherPaths(t *testing.T) {
 		}
 	}
 }
+
+// TestRuleWatcherLinks: a rules file named through a symbolic link is
+// watched under both names; "link/.." means what the system makes of it;
+// a directory created in a rules directory concerns the rules.
+func TestRuleWatcherLinks(t *testing.T) {
+	root := t.TempDir()
+	deep := filepath.Join(root, "deep", "sub")
+	tree := filepath.Join(root, "tree")
+	for _, d := range []string{deep, tree} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{filepath.Join(root, "deep", "x.yaml"), filepath.Join(root, "real.yaml")} {
+		if err := os.WriteFile(f, []byte("rules: []\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	links := t.TempDir()
+	lnk, fileLink := filepath.Join(links, "lnk"), filepath.Join(links, "rules.yaml")
+	if err := os.Symlink(deep, lnk); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(root, "real.yaml"), fileLink); err != nil {
+		t.Fatal(err)
+	}
+	rw, err := watchRules(&ruleFlags{rules: []string{fileLink, lnk + "/../x.yaml", tree}}, config.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rw.files.Close()
+	defer signal.Stop(rw.hup)
+	if err := os.Mkdir(filepath.Join(tree, "new"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]bool{
+		fileLink:                                  true, // the link replaced (ln -sfn)
+		filepath.Join(root, "real.yaml"):          true, // the file it points to
+		filepath.Join(root, "deep", "x.yaml"):     true, // lnk/.. is deep, not links
+		filepath.Join(links, "x.yaml"):            false,
+		filepath.Join(tree, "new"):                true, // a new directory of rules
+		filepath.Join(tree, "new", "r.yaml"):      true,
+		filepath.Join(root, "deep", "other.yaml"): false,
+	} {
+		if got := rw.concerns(name); got != want {
+			t.Errorf("concerns(%s) = %v, want %v", name, got, want)
+		}
+	}
+}
