@@ -77,7 +77,9 @@ func TestReloadAfterOverflowClosedGap(t *testing.T) {
 	}
 	w, cancel, done := startWorker(t, nc, js, "w", set, func(w *Worker) { w.opts.IdleAfter = time.Minute; w.opts.MaxBuffered = 2 })
 	defer func() { cancel(); <-done }()
-	waitFor(t, 10*time.Second, "the overflow", func() bool { return len(w.Owned()) == testPartitions && processed(js) && len(storedDeadLetters(js)) == 1 })
+	waitFor(t, 10*time.Second, "the overflow", func() bool {
+		return len(w.Owned()) == testPartitions && processed(js) && len(storedDeadLetters(js)) == 1
+	})
 	time.Sleep(200 * time.Millisecond) // a checkpoint
 	ctx, stop := context.WithTimeout(context.Background(), 10*time.Second)
 	defer stop()
