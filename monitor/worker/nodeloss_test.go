@@ -3,7 +3,6 @@ package worker
 import (
 	"context"
 	"log/slog"
-	"slices"
 	"testing"
 	"time"
 
@@ -66,12 +65,5 @@ func TestNodeLoss(t *testing.T) {
 		got, n, readErr = readVerdicts(js)
 		return readErr == nil
 	})
-	if n != total(want) {
-		t.Errorf("stored %d verdicts, want %d (lost or duplicated)", n, total(want))
-	}
-	for id, wv := range want {
-		if !slices.Equal(got[id], wv) {
-			t.Errorf("run %s: verdicts differ\n got %v\nwant %v", id, got[id], wv)
-		}
-	}
+	sameVerdicts(t, got, n, want)
 }

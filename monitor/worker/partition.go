@@ -355,7 +355,7 @@ func (p *partition) handle(ctx context.Context, msg jetstream.Msg) {
 	if rs == nil {
 		if _, done := p.ended[ev.RunID]; done {
 			if !replay {
-				p.dead(ctx, "after-end", fmt.Errorf("runId %q, seq %d: the run has ended", ev.RunID, ev.Seq), data)
+				p.dead(ctx, schema.ReasonAfterEnd, fmt.Errorf("runId %q, seq %d: the run has ended", ev.RunID, ev.Seq), data)
 			}
 			return
 		}
@@ -384,7 +384,7 @@ func (p *partition) handle(ctx context.Context, msg jetstream.Msg) {
 			return
 		}
 		if len(rs.buffer) >= p.w.opts.MaxBuffered && !replay { // replay holds what the run held, and more only for a moment
-			p.dead(ctx, "seq-gap", fmt.Errorf("runId %q, seq %d: %d events already wait for seq %d", ev.RunID, ev.Seq, len(rs.buffer), rs.next), data)
+			p.dead(ctx, schema.ReasonSeqGap, fmt.Errorf("runId %q, seq %d: %d events already wait for seq %d", ev.RunID, ev.Seq, len(rs.buffer), rs.next), data)
 			rs.dropped = append(rs.dropped, seq)
 			return
 		}
@@ -460,7 +460,7 @@ func (p *partition) apply(ctx context.Context, runID string, rs *runState, ev *s
 	if err != nil {
 		if !replay {
 			raw, _ := json.Marshal(ev)
-			p.dead(ctx, "after-end", fmt.Errorf("runId %q, seq %d: %w", runID, ev.Seq, err), raw)
+			p.dead(ctx, schema.ReasonAfterEnd, fmt.Errorf("runId %q, seq %d: %w", runID, ev.Seq, err), raw)
 		}
 		return
 	}
@@ -488,7 +488,7 @@ func (p *partition) drain(ctx context.Context, runID string, rs *runState, repla
 	if p.runs[runID] != rs { // the run ended: what still waits comes after its end
 		for seq, b := range rs.buffer {
 			if !replay {
-				p.dead(ctx, "after-end", fmt.Errorf("runId %q, seq %d: the run has ended", runID, seq), b.raw)
+				p.dead(ctx, schema.ReasonAfterEnd, fmt.Errorf("runId %q, seq %d: the run has ended", runID, seq), b.raw)
 			}
 			delete(rs.buffer, seq)
 		}
@@ -555,7 +555,7 @@ func (p *partition) skipGap(ctx context.Context, id string, rs *runState) {
 	missing := rs.next
 	first := rs.buffer[keys[0]]
 	gapErr := fmt.Errorf("runId %q: seq %d to %d never arrived within %s; continuing at seq %d", id, missing, keys[0]-1, p.w.opts.GapTimeout, keys[0])
-	p.dead(ctx, "seq-gap", gapErr, first.raw)
+	p.dead(ctx, schema.ReasonSeqGap, gapErr, first.raw)
 	v := schema.VerdictEvent{RunID: id, Seq: keys[0], Rule: schema.RuleRef{ID: StreamIntegrity, Description: "events of a run arrive gap-free"},
 		Status: schema.StatusViolated, Mode: schema.ModeObserve, Cause: &schema.Cause{Event: *first.ev, Subformula: "gap-free"}}
 	p.send(ctx, []schema.VerdictEvent{v})

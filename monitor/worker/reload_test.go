@@ -286,14 +286,7 @@ func TestReloadAfterSkippedGap(t *testing.T) {
 	publish(t, js, ev(4, schema.TypeAction, &schema.Action{ID: 3, Type: "RunTests", Status: "completed"}), "g4") // seq 3 never comes
 	w, cancel, done := startWorker(t, nc, js, "w", set, func(w *Worker) { w.opts.IdleAfter = time.Minute })
 	defer func() { cancel(); <-done }()
-	deadLetters := func() int {
-		info, err := js.Stream(context.Background(), schema.StreamDeadLetter)
-		if err != nil {
-			return -1
-		}
-		return int(info.CachedInfo().State.Msgs)
-	}
-	waitFor(t, 10*time.Second, "the gap given up on", func() bool { return deadLetters() == 1 })
+	waitFor(t, 10*time.Second, "the gap given up on", func() bool { return len(storedDeadLetters(js)) == 1 })
 	time.Sleep(300 * time.Millisecond) // a checkpoint after the skip, with no event since
 	ctx, stop := context.WithTimeout(context.Background(), 10*time.Second)
 	defer stop()
@@ -303,7 +296,7 @@ func TestReloadAfterSkippedGap(t *testing.T) {
 	publish(t, js, ev(5, schema.TypeAction, &schema.Action{ID: 4, Type: "GitCommit"}), "g5")
 	waitFor(t, 10*time.Second, "seq 5 processed", func() bool { return processed(js) })
 	time.Sleep(500 * time.Millisecond) // a second skip would show up now
-	if n := deadLetters(); n != 1 {
+	if n := len(storedDeadLetters(js)); n != 1 {
 		t.Errorf("%d dead letters, want the one for the gap", n)
 	}
 	all, _ := stored(t, js)

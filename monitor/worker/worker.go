@@ -270,11 +270,17 @@ func fingerprint(set *ruleset.Set) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
+// heartbeat renews the worker's membership key.
+func (w *Worker) heartbeat(ctx context.Context) error {
+	_, err := w.members.Put(ctx, w.opts.ID, []byte(time.Now().UTC().Format(time.RFC3339Nano)))
+	return err
+}
+
 // keepAlive renews the membership and the leases of the partitions owned,
 // as balance does, during a long stretch between two balance rounds. A
 // lease that cannot be renewed is left to the next balance round.
 func (w *Worker) keepAlive(ctx context.Context) {
-	if _, err := w.members.Put(ctx, w.opts.ID, []byte(time.Now().UTC().Format(time.RFC3339Nano))); err != nil {
+	if err := w.heartbeat(ctx); err != nil {
 		w.opts.Logger.Warn("worker: membership", "worker", w.opts.ID, "err", err)
 	}
 	w.mu.Lock()
@@ -353,7 +359,7 @@ func (w *Worker) buckets(ctx context.Context) error {
 // partitions another worker should have and takes the free ones this one
 // should have.
 func (w *Worker) balance(ctx context.Context) error {
-	if _, err := w.members.Put(ctx, w.opts.ID, []byte(time.Now().UTC().Format(time.RFC3339Nano))); err != nil {
+	if err := w.heartbeat(ctx); err != nil {
 		return err
 	}
 	live, err := w.liveMembers(ctx)

@@ -41,21 +41,26 @@ func startJS(t *testing.T) (*nats.Conn, natsjs.JetStream) {
 	return nc, js
 }
 
-// connect opens another connection to the server at url.
-func connect(t *testing.T, url string) (*nats.Conn, natsjs.JetStream) {
-	t.Helper()
-	return jstest.Connect(t, url)
+// deadLetters sends a worker's dead letters to the DEADLETTER stream, as
+// ponens serve does.
+func deadLetters(js natsjs.JetStream) func(context.Context, string, error, []byte) error {
+	dl := jetstream.NewDeadLetters(js, subjects)
+	return func(ctx context.Context, reason string, err error, payload []byte) error {
+		return dl.Send(ctx, reason, schema.SourceWorker, err, payload)
+	}
 }
 
-func deadLetters(js natsjs.JetStream) func(context.Context, string, error, []byte) error {
-	return func(ctx context.Context, reason string, err error, payload []byte) error {
-		msg := nats.NewMsg(subjects.DeadLetter(reason))
-		msg.Header.Set(schema.HeaderReason, reason)
-		msg.Header.Set(schema.HeaderError, err.Error())
-		msg.Header.Set(schema.HeaderSource, "worker")
-		msg.Data = payload
-		_, perr := js.PublishMsg(ctx, msg)
-		return perr
+// sameVerdicts fails t unless the verdicts stored (got, n in all) are want,
+// run by run in order: none lost, none duplicated.
+func sameVerdicts(t *testing.T, got map[string][]string, n int, want map[string][]string) {
+	t.Helper()
+	if n != total(want) {
+		t.Errorf("stored %d verdicts, want %d (lost or duplicated)", n, total(want))
+	}
+	for id, w := range want {
+		if !slices.Equal(got[id], w) {
+			t.Errorf("run %s: verdicts differ\n got %v\nwant %v", id, got[id], w)
+		}
 	}
 }
 
@@ -285,14 +290,7 @@ func TestEndToEnd(t *testing.T) {
 	cancel()
 	<-done
 	got, n := stored(t, js)
-	if n != total(want) {
-		t.Errorf("stored %d verdicts, want %d", n, total(want))
-	}
-	for id, w := range want {
-		if !slices.Equal(got[id], w) {
-			t.Errorf("run %s: verdicts differ\n got %v\nwant %v", id, got[id], w)
-		}
-	}
+	sameVerdicts(t, got, n, want)
 }
 
 // TestCrashAndTakeover: a worker dies mid-stream without a last checkpoint
@@ -327,7 +325,7 @@ func crashAndTakeover(t *testing.T, runs int, adjust func(*Worker)) {
 	for _, ev := range order[:half] {
 		publish(t, js, ev, schema.EventMsgID(ev.RunID, ev.Seq))
 	}
-	ncA, jsA := connect(t, nc.ConnectedUrl())
+	ncA, jsA := jstest.Connect(t, nc.ConnectedUrl())
 	_, cancelA, doneA := startWorker(t, ncA, jsA, "a", set, func(*Worker) {})
 	waitFor(t, 10*time.Second, "worker a to process half", func() bool { return verdictCount(js) > 0 })
 	time.Sleep(300 * time.Millisecond) // some checkpoints, some verdicts after them
@@ -337,21 +335,14 @@ func crashAndTakeover(t *testing.T, runs int, adjust func(*Worker)) {
 	for _, ev := range order[half:] {
 		publish(t, js, ev, schema.EventMsgID(ev.RunID, ev.Seq))
 	}
-	ncB, jsB := connect(t, nc.ConnectedUrl())
+	ncB, jsB := jstest.Connect(t, nc.ConnectedUrl())
 	_, cancelB, doneB := startWorker(t, ncB, jsB, "b", set, adjust)
 	waitFor(t, 30*time.Second, "all verdicts", func() bool { return verdictCount(js) >= total(want) })
 	time.Sleep(600 * time.Millisecond)
 	cancelB()
 	<-doneB
 	got, n := stored(t, js)
-	if n != total(want) {
-		t.Errorf("stored %d verdicts, want %d (lost or duplicated)", n, total(want))
-	}
-	for id, w := range want {
-		if !slices.Equal(got[id], w) {
-			t.Errorf("run %s: verdicts differ\n got %v\nwant %v", id, got[id], w)
-		}
-	}
+	sameVerdicts(t, got, n, want)
 }
 
 // TestRebalance: a second and a third worker take their share of the
@@ -363,7 +354,7 @@ func TestRebalance(t *testing.T) {
 	var cancels []context.CancelFunc
 	var dones []chan struct{}
 	for i := range 3 {
-		c, j := connect(t, nc.ConnectedUrl())
+		c, j := jstest.Connect(t, nc.ConnectedUrl())
 		w, cancel, done := startWorker(t, c, j, fmt.Sprintf("w%d", i), set, func(*Worker) {})
 		ws, cancels, dones = append(ws, w), append(cancels, cancel), append(dones, done)
 		n := i + 1
