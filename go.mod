@@ -3,6 +3,7 @@ module github.com/ponens/ponens
 go 1.26.0
 
 require (
+	github.com/KimMachineGun/automemlimit v1.0.2 // runtime.memory_limit auto: reads the cgroup (container) memory limit, v1 and v2
 	github.com/fsnotify/fsnotify v1.9.0 // rule reload on file change
 	github.com/go-viper/mapstructure/v2 v2.5.0
 	github.com/nats-io/nats-server/v2 v2.15.3
@@ -26,6 +27,7 @@ require (
 	github.com/nats-io/jwt/v2 v2.8.3 // indirect
 	github.com/nats-io/nkeys v0.4.17 // indirect
 	github.com/nats-io/nuid v1.0.1 // indirect
+	github.com/pbnjay/memory v0.0.0-20210728143218-7b4eea64cf58 // indirect
 	github.com/pelletier/go-toml/v2 v2.2.4 // indirect
 	github.com/sagikazarmark/locafero v0.11.0 // indirect
 	github.com/segmentio/asm v1.1.3 // indirect

@@ -6,6 +6,7 @@ package config
 
 import (
 	"fmt"
+	"math"
 	"net"
 	"os"
 	"reflect"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/go-viper/mapstructure/v2"
+	"github.com/ponens/ponens/schema"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 	"gopkg.in/yaml.v3"
@@ -31,6 +33,47 @@ type Config struct {
 	NATS    NATSConfig    `mapstructure:"nats" yaml:"nats"`
 	Gateway GatewayConfig `mapstructure:"gateway" yaml:"gateway"`
 	Worker  WorkerConfig  `mapstructure:"worker" yaml:"worker"`
+	Runtime RuntimeConfig `mapstructure:"runtime" yaml:"runtime"`
+}
+
+// RuntimeConfig tunes the Go runtime of the long-running commands (serve,
+// worker, ingest, bench).
+type RuntimeConfig struct {
+	// MemoryLimit is the soft memory limit of the Go heap (the runtime's
+	// GOMEMLIMIT): near it the collector works harder instead of letting the
+	// heap grow. "auto" sets it to 90% of the memory limit of the process's
+	// cgroup (a container's limit), and to none when there is no such
+	// limit; "off" sets none; a size such as "900MiB" or "2GiB" sets that.
+	// The GOMEMLIMIT environment variable, when set, takes precedence.
+	MemoryLimit string `mapstructure:"memory_limit" yaml:"memory_limit"`
+}
+
+// MemoryLimitAuto and MemoryLimitOff are the two words RuntimeConfig.MemoryLimit
+// takes besides a size.
+const (
+	MemoryLimitAuto = "auto"
+	MemoryLimitOff  = "off"
+)
+
+// ParseSize parses a size in bytes written as the Go runtime writes
+// GOMEMLIMIT: a whole number with an optional unit B, KiB, MiB, GiB or TiB.
+func ParseSize(s string) (int64, error) {
+	units := []struct {
+		suffix string
+		shift  uint
+	}{{"TiB", 40}, {"GiB", 30}, {"MiB", 20}, {"KiB", 10}, {"B", 0}}
+	num, shift := s, uint(0)
+	for _, u := range units {
+		if n, ok := strings.CutSuffix(s, u.suffix); ok {
+			num, shift = n, u.shift
+			break
+		}
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n <= 0 || n > math.MaxInt64>>shift {
+		return 0, fmt.Errorf("must be a positive whole number of bytes with an optional unit B, KiB, MiB, GiB or TiB (such as 900MiB), got %q", s)
+	}
+	return n << shift, nil
 }
 
 // WorkerConfig tunes the monitor workers.
@@ -102,9 +145,16 @@ type NATSConfig struct {
 	// Partitions is the fixed number of EVENTS partitions, hence of monitor
 	// shards. It cannot change once the stream exists.
 	Partitions int `mapstructure:"partitions" yaml:"partitions"`
-	// DuplicateWindow is how long JetStream remembers message ids: an event
-	// published again within it is stored once.
+	// DuplicateWindow is how long the EVENTS stream remembers message ids:
+	// an event published again within it is stored once. It must cover a
+	// publisher's retries (the Go client's take at most about 35 seconds);
+	// the server keeps about 100 bytes per event published within it.
 	DuplicateWindow time.Duration `mapstructure:"duplicate_window" yaml:"duplicate_window"`
+	// VerdictDuplicateWindow is the same for the VERDICTS stream: it must
+	// cover the time from a worker's crash to the takeover of its
+	// partitions, whose replay sends the verdicts since the last checkpoint
+	// again. Verdicts are transitions only, so it costs little.
+	VerdictDuplicateWindow time.Duration `mapstructure:"verdict_duplicate_window" yaml:"verdict_duplicate_window"`
 	// MaxAge is how long the streams keep messages (0: forever).
 	MaxAge time.Duration `mapstructure:"max_age" yaml:"max_age"`
 	// Replicas is the number of copies of each stream (at most the number of
@@ -130,17 +180,19 @@ type GatewayConfig struct {
 // Default returns the configuration with every default set.
 func Default() Config {
 	return Config{
-		Trace: TraceConfig{MaxEventBytes: 1 << 20},
-		Rules: RulesConfig{Watch: true},
-		Log:   LogConfig{Level: "info"},
+		Trace:   TraceConfig{MaxEventBytes: 1 << 20},
+		Rules:   RulesConfig{Watch: true},
+		Log:     LogConfig{Level: "info"},
+		Runtime: RuntimeConfig{MemoryLimit: MemoryLimitAuto},
 		NATS: NATSConfig{
-			Prefix:          "ponens",
-			Partitions:      16,
-			DuplicateWindow: 10 * time.Minute,
-			MaxAge:          168 * time.Hour,
-			Replicas:        1,
-			StoreDir:        "data/nats",
-			Listen:          "127.0.0.1:4222",
+			Prefix:                 "ponens",
+			Partitions:             schema.DefaultPartitions,
+			DuplicateWindow:        2 * time.Minute,
+			VerdictDuplicateWindow: 10 * time.Minute,
+			MaxAge:                 168 * time.Hour,
+			Replicas:               1,
+			StoreDir:               "data/nats",
+			Listen:                 "127.0.0.1:4222",
 		},
 		Gateway: GatewayConfig{
 			Listen:       "127.0.0.1:8080",
@@ -214,6 +266,13 @@ func (c Config) Validate() error {
 	errs = append(errs, c.NATS.validate()...)
 	errs = append(errs, c.Gateway.validate()...)
 	errs = append(errs, c.Worker.validate()...)
+	switch c.Runtime.MemoryLimit {
+	case MemoryLimitAuto, MemoryLimitOff:
+	default:
+		if _, err := ParseSize(c.Runtime.MemoryLimit); err != nil {
+			errs = append(errs, fmt.Sprintf("runtime.memory_limit: must be auto, off or a size: %v", err))
+		}
+	}
 	if len(errs) > 0 {
 		return fmt.Errorf("config: %s", strings.Join(errs, "; "))
 	}
@@ -241,14 +300,20 @@ func (n NATSConfig) validate() []string {
 	if n.Partitions < 1 || n.Partitions > 4096 {
 		errs = append(errs, fmt.Sprintf("nats.partitions: must be from 1 to 4096, got %d", n.Partitions))
 	}
-	if n.DuplicateWindow <= 0 {
-		errs = append(errs, fmt.Sprintf("nats.duplicate_window: must be positive, got %s", n.DuplicateWindow))
+	windows := []struct {
+		key string
+		d   time.Duration
+	}{{"nats.duplicate_window", n.DuplicateWindow}, {"nats.verdict_duplicate_window", n.VerdictDuplicateWindow}}
+	for _, w := range windows {
+		switch {
+		case w.d <= 0:
+			errs = append(errs, fmt.Sprintf("%s: must be positive, got %s", w.key, w.d))
+		case n.MaxAge > 0 && w.d > n.MaxAge:
+			errs = append(errs, fmt.Sprintf("%s: must not exceed nats.max_age (%s), got %s", w.key, n.MaxAge, w.d))
+		}
 	}
-	switch {
-	case n.MaxAge < 0:
+	if n.MaxAge < 0 {
 		errs = append(errs, fmt.Sprintf("nats.max_age: must not be negative (0 keeps messages forever), got %s", n.MaxAge))
-	case n.MaxAge > 0 && n.DuplicateWindow > n.MaxAge:
-		errs = append(errs, fmt.Sprintf("nats.duplicate_window: must not exceed nats.max_age (%s), got %s", n.MaxAge, n.DuplicateWindow))
 	}
 	if n.Replicas < 1 || n.Replicas > 5 {
 		errs = append(errs, fmt.Sprintf("nats.replicas: must be from 1 to 5, got %d", n.Replicas))

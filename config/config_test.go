@@ -30,7 +30,7 @@ func TestDefaults(t *testing.T) {
 		t.Errorf("Load() = %+v, want the defaults %+v", c, want)
 	}
 	n := c.NATS
-	if n.URL != "" || n.Prefix != "ponens" || n.Partitions != 16 || n.DuplicateWindow != 10*time.Minute ||
+	if n.URL != "" || n.Prefix != "ponens" || n.Partitions != 8 || n.DuplicateWindow != 2*time.Minute || n.VerdictDuplicateWindow != 10*time.Minute ||
 		n.MaxAge != 168*time.Hour || n.Replicas != 1 || n.StoreDir != "data/nats" || n.Listen != "127.0.0.1:4222" {
 		t.Errorf("nats defaults %+v", n)
 	}
@@ -92,7 +92,8 @@ func TestValidate(t *testing.T) {
 		{"partitions", func(c *Config) { c.NATS.Partitions = 0 }, "nats.partitions: must be from 1 to 4096, got 0"},
 		{"prefix", func(c *Config) { c.NATS.Prefix = "a.*" }, `nats.prefix: must be dot-separated tokens of letters, digits, '-' and '_', got "a.*"`},
 		{"window", func(c *Config) { c.NATS.DuplicateWindow = 0 }, "nats.duplicate_window: must be positive, got 0s"},
-		{"window over age", func(c *Config) { c.NATS.MaxAge = time.Minute }, "nats.duplicate_window: must not exceed nats.max_age (1m0s), got 10m0s"},
+		{"verdict window", func(c *Config) { c.NATS.VerdictDuplicateWindow = -time.Second }, "nats.verdict_duplicate_window: must be positive, got -1s"},
+		{"window over age", func(c *Config) { c.NATS.MaxAge = time.Minute }, "nats.duplicate_window: must not exceed nats.max_age (1m0s), got 2m0s; nats.verdict_duplicate_window: must not exceed nats.max_age (1m0s), got 10m0s"},
 		{"max age", func(c *Config) { c.NATS.MaxAge = -time.Second }, "nats.max_age: must not be negative"},
 		{"replicas", func(c *Config) { c.NATS.Replicas = 7 }, "nats.replicas: must be from 1 to 5, got 7"},
 		{"store", func(c *Config) { c.NATS.StoreDir = "" }, "nats.store_dir: must be set when nats.url is empty"},
@@ -100,6 +101,7 @@ func TestValidate(t *testing.T) {
 		{"nats listen", func(c *Config) { c.NATS.Listen = "4222" }, `nats.listen: must be host:port, got "4222"`},
 		{"gateway listen", func(c *Config) { c.Gateway.Listen = "localhost:http" }, `gateway.listen: port must be a number from 0 to 65535, got "localhost:http"`},
 		{"body", func(c *Config) { c.Gateway.MaxBodyBytes = 10 }, "gateway.max_body_bytes: must be at least 1024, got 10"},
+		{"memory limit", func(c *Config) { c.Runtime.MemoryLimit = "1GB" }, `runtime.memory_limit: must be auto, off or a size: must be a positive whole number of bytes with an optional unit B, KiB, MiB, GiB or TiB (such as 900MiB), got "1GB"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := Default()
@@ -128,5 +130,21 @@ func TestWorkerKeys(t *testing.T) {
 	t.Setenv("PONENS_WORKER_CHECKPOINT_EVERY", "5s")
 	if _, err := Load("", nil, nil); err == nil || !strings.Contains(err.Error(), "worker.checkpoint_every: must be shorter than worker.lease_ttl") {
 		t.Errorf("checkpoint slower than the lease: %v", err)
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	for in, want := range map[string]int64{"1": 1, "512B": 512, "4KiB": 4096, "900MiB": 900 << 20, "2GiB": 2 << 30, "1TiB": 1 << 40} {
+		if got, err := ParseSize(in); err != nil || got != want {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "0", "-1MiB", "1.5GiB", "1GB", "MiB", "9999999999TiB"} {
+		if got, err := ParseSize(in); err == nil {
+			t.Errorf("ParseSize(%q) = %d, want an error", in, got)
+		}
+	}
+	if c := Default(); c.Runtime.MemoryLimit != MemoryLimitAuto {
+		t.Errorf("runtime.memory_limit defaults to %q, want auto", c.Runtime.MemoryLimit)
 	}
 }

@@ -186,6 +186,7 @@ var ErrEnded = errors.New("run has ended")
 // NewRun starts monitoring the run runID.
 func (e *Engine) NewRun(runID string) *Run {
 	r := &Run{e: e, b: trace.NewBuilder(runID), rules: make([]ruleState, len(e.progs))}
+	r.b.SlimStart() // formulas read only its high-stakes paths
 	if !e.keepPositions {
 		r.b.DropPositions()
 		if e.indexOutputs {

@@ -1,12 +1,17 @@
 package monitor_test
 
 import (
+	"bytes"
+	"encoding/json"
+	"os"
 	"runtime"
+	"runtime/pprof"
 	"testing"
 
 	"github.com/ponens/ponens/internal/loadgen"
 	"github.com/ponens/ponens/monitor"
 	"github.com/ponens/ponens/policy/ruleset"
+	"github.com/ponens/ponens/schema"
 )
 
 // BenchmarkExampleRulesMemory measures what the monitor keeps of a run
@@ -43,6 +48,67 @@ func BenchmarkExampleRulesMemory(b *testing.B) {
 		runtime.GC()
 		runtime.ReadMemStats(&after)
 		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/events, "bytes/event")
+		runtime.KeepAlive(open)
+	}
+}
+
+// BenchmarkManyRunsMemory measures what the monitor keeps per open run
+// when runs are many and short, as in `ponens bench --runs 100000`: 100,000
+// runs under examples/rules, each with its run.start and two actions, every
+// event decoded from its JSON and added as a worker adds it (AddEncoded) (bytes/run: the heap
+// growth per run, after a collection).
+func BenchmarkManyRunsMemory(b *testing.B) {
+	set, probs := ruleset.Load("../examples/rules")
+	if probs != nil {
+		b.Fatal(probs)
+	}
+	eng, errs := monitor.NewEngine(set)
+	if len(errs) > 0 {
+		b.Fatal(errs)
+	}
+	const runs, actions = 100_000, 2
+	g := loadgen.NewGenerator(loadgen.GenConfig{Runs: runs, Seed: 1, Violations: 0.005, RunPrefix: "bench-r"})
+	var raw [][]byte
+	encode := func(ev *schema.Event) {
+		data, err := json.Marshal(ev)
+		if err != nil {
+			b.Fatal(err)
+		}
+		raw = append(raw, data)
+	}
+	for i := range runs {
+		encode(g.Start(i))
+	}
+	for range runs * actions {
+		_, ev := g.Next()
+		encode(ev)
+	}
+	for b.Loop() {
+		open := make(map[string]*monitor.Run, runs)
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		for _, data := range raw {
+			ev, err := schema.DecodeEvent("event", data)
+			if err != nil {
+				b.Fatal(err)
+			}
+			r := open[ev.RunID]
+			if r == nil {
+				r = eng.NewRun(ev.RunID)
+				open[ev.RunID] = r
+			}
+			if _, err := r.AddEncoded(&ev, bytes.Clone(data)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/runs, "bytes/run")
+		if f, err := os.Create("/tmp/runmem.prof"); err == nil {
+			pprof.WriteHeapProfile(f)
+			f.Close()
+		}
 		runtime.KeepAlive(open)
 	}
 }

@@ -17,7 +17,8 @@ type Run struct {
 	past  []uint64 // past-operator summaries of every rule, bit-packed
 
 	positions int
-	last      *schema.Event
+	last      *schema.Event // the last event folded in, or nil when lastRaw holds it
+	lastRaw   []byte        // the JSON of the last event (AddEncoded)
 	ended     bool
 	defStamp  int // trace.Version when the deferred caches were filled
 }
@@ -101,7 +102,7 @@ func (r *Run) Add(ev *schema.Event) ([]schema.VerdictEvent, error) {
 	}
 	clear(r.e.out)
 	r.e.out = r.e.out[:0]
-	r.last = ev
+	r.last, r.lastRaw = ev, nil
 	r.b.Add(ev)
 	switch {
 	case ev.Type.IsTerminal():
@@ -116,6 +117,34 @@ func (r *Run) Add(ev *schema.Event) ([]schema.VerdictEvent, error) {
 		}
 	}
 	return r.e.out, nil
+}
+
+// AddEncoded is Add for an event decoded from data, its JSON form, which
+// the caller does not change afterwards: the run keeps data instead of the
+// decoded event as its last event, and decodes it again only if an
+// end-of-run verdict cites it. A decoded action is several times the size of
+// its JSON, and with many short open runs the last events are a large part
+// of what the runs hold.
+func (r *Run) AddEncoded(ev *schema.Event, data []byte) ([]schema.VerdictEvent, error) {
+	vs, err := r.Add(ev)
+	if err == nil && !r.ended {
+		r.last, r.lastRaw = nil, data
+	}
+	return vs, err
+}
+
+// lastEvent is the last event folded in, nil when there was none.
+func (r *Run) lastEvent() *schema.Event {
+	if r.last == nil && r.lastRaw != nil {
+		ev, err := schema.DecodeEvent("event", r.lastRaw)
+		if err != nil {
+			// It decoded once: only a caller that changed data gets here.
+			// The verdicts still name the run and the seq.
+			ev = schema.Event{V: schema.EnvelopeVersion, RunID: r.b.T.RunID, Seq: r.b.T.LastSeq}
+		}
+		r.last, r.lastRaw = &ev, nil
+	}
+	return r.last
 }
 
 // End ends a run that stopped without a closing event (idle too long, or
@@ -458,7 +487,7 @@ func (r *Run) finish(ev *schema.Event) {
 	r.ended = true
 	cause := ev
 	if cause == nil {
-		cause = r.last
+		cause = r.lastEvent()
 	}
 	closed := ev != nil && ev.Type == schema.TypeRunFinish
 	for i, prog := range r.e.progs {

@@ -30,6 +30,13 @@ import (
 // verdicts.
 const DefaultPrefix = "ponens"
 
+// DefaultPartitions is the number of EVENTS partitions when none is
+// configured. Each partition's consumer reads past the events of the other
+// partitions to find its own, so a partition costs CPU on every event
+// (docs/LOAD.md measures it): choose about as many as monitor workers will
+// ever share the stream.
+const DefaultPartitions = 8
+
 var plainToken = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 
 // RunToken encodes a runId as one subject token.

@@ -21,8 +21,9 @@ type Builder struct {
 	next          int             // index of the next position
 	dropPositions bool
 	dropGraph     bool
-	slimIndex     bool     // index producers with slim positions when positions are dropped
-	scratch       Position // the one position reused when nothing is kept
+	slimStart     bool
+	slimIndex     bool      // index producers with slim positions when positions are dropped
+	scratch       *Position // the one position reused when nothing is kept (made on first use)
 }
 
 // NewBuilder returns a builder for the run runID.
@@ -49,6 +50,11 @@ func (b *Builder) IndexProducers() { b.slimIndex = true }
 // temporal ones) may use it.
 func (b *Builder) DropGraph() { b.dropGraph = true }
 
+// SlimStart makes the builder keep of run.start only what formulas read:
+// that it came, and its high-stakes paths (Trace.Start has no other field
+// set). A monitor of many short runs holds less that way.
+func (b *Builder) SlimStart() { b.slimStart = true }
+
 // Add folds one event in.
 func (b *Builder) Add(ev *schema.Event) {
 	t := b.T
@@ -58,16 +64,22 @@ func (b *Builder) Add(ev *schema.Event) {
 	switch ev.Type {
 	case schema.TypeRunStart:
 		t.Start = ev.Start
-		if t.Start == nil {
+		switch {
+		case t.Start == nil:
 			t.Start = &schema.RunStart{}
+		case b.slimStart:
+			t.Start = &schema.RunStart{HighStakesPaths: slices.Clip(t.Start.HighStakesPaths)}
 		}
 	case schema.TypeAction:
 		b.Seal()
 		var p *Position
 		if b.dropPositions && b.dropGraph {
 			// Nothing refers to a position after OnSeal: reuse one.
-			b.scratch = Position{Index: b.next, Event: ev, Action: ev.Action, Produced: b.scratch.Produced[:0]}
-			p = &b.scratch
+			if b.scratch == nil {
+				b.scratch = &Position{}
+			}
+			*b.scratch = Position{Index: b.next, Event: ev, Action: ev.Action, Produced: b.scratch.Produced[:0]}
+			p = b.scratch
 		} else {
 			p = &Position{Index: b.next, Event: ev, Action: ev.Action}
 		}

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -94,7 +95,7 @@ figure. Stops by itself, or on SIGINT or SIGTERM.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.url, "url", "", "NATS URL of a running `ponens serve` (empty: start an embedded pipeline)")
 	fl.StringVar(&f.prefix, "prefix", schema.DefaultPrefix, "subject and stream prefix")
-	fl.IntVar(&f.partitions, "partitions", 16, "partitions of the events stream")
+	fl.IntVar(&f.partitions, "partitions", schema.DefaultPartitions, "partitions of the events stream")
 	fl.IntVar(&f.workers, "workers", 2, "embedded: monitor workers")
 	f.rf.register(cmd)
 	fl.DurationVar(&f.duration, "duration", 10*time.Second, "how long actions are published")
@@ -152,6 +153,7 @@ func runBench(cmd *cobra.Command, f *benchFlags) error {
 		level := new(slog.LevelVar)
 		level.Set(slog.LevelWarn)
 		log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
+		memLimit := setMemoryLimit(cfg.Runtime, log)
 		e, err := startEmbedded(ctx, f, cfg, set, log)
 		if err != nil {
 			return err
@@ -164,7 +166,11 @@ func runBench(cmd *cobra.Command, f *benchFlags) error {
 		}()
 		url = e.srv.ClientURL()
 		where = fmt.Sprintf("embedded pipeline on %s: NATS JetStream (temporary store), %d workers, %d rules, alert stage", url, f.workers, len(set.Rules))
+		if memLimit > 0 {
+			where += fmt.Sprintf("; Go memory limit %d MiB (runtime.memory_limit)", memLimit>>20)
+		}
 		opts.Measure = measureProcess(f.memProfile)
+		opts.CPUTime = processCPU
 	} else {
 		// A server that keeps its streams has seen earlier loads: new runIds.
 		opts.RunPrefix = "bench-" + strconv.FormatInt(time.Now().UnixMilli(), 36) + "-r"
@@ -369,6 +375,15 @@ func measureProcess(memProfile string) func(*loadgen.Result) {
 	}
 }
 
+// processCPU is the CPU time this process has used, user and system.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 // procStatus reads the kB fields of /proc/self/status, in bytes.
 func procStatus() map[string]int64 {
 	out := map[string]int64{}
@@ -420,6 +435,10 @@ func printBench(out io.Writer, r loadgen.Result, remote bool, workers int) {
 	} else {
 		fmt.Fprintf(out, "rss       %s (VmRSS of this process: embedded NATS server, %d workers, alert stage and the load generator; peak %s, Go heap in use %s, publish-time bookkeeping %s)\n",
 			mib(r.RSSBytes), workers, mib(r.PeakRSSBytes), mib(r.HeapBytes), mib(r.RecorderBytes))
+	}
+	if r.CPUSeconds > 0 && r.Events > 0 {
+		fmt.Fprintf(out, "cpu       %.1f CPU-s from the first publish to the measuring point: %.1f µs per event, %.2f cores (this process: pipeline and load generator)\n",
+			r.CPUSeconds, r.CPUSeconds*1e6/float64(r.Events), r.CPUSeconds/max(r.Seconds, 1e-9))
 	}
 	if r.Finished > 0 {
 		fmt.Fprintf(out, "closed    %d runs with run.finish after the measurement\n", r.Finished)

@@ -35,8 +35,8 @@ func TestWorkerProcessCrash(t *testing.T) {
 	}
 	srv, _, js := jstest.Start(t)
 	ctx := context.Background()
-	sub := schema.Subjects{Prefix: schema.DefaultPrefix, Partitions: 16}
-	if err := jetstream.Provision(ctx, js, jetstream.StreamConfig{Partitions: 16, Duplicates: 10 * time.Minute}); err != nil {
+	sub := schema.Subjects{Prefix: schema.DefaultPrefix, Partitions: schema.DefaultPartitions}
+	if err := jetstream.Provision(ctx, js, jetstream.StreamConfig{Partitions: sub.Partitions, Duplicates: 2 * time.Minute}); err != nil {
 		t.Fatal(err)
 	}
 	runs := fleet.Generate(fleet.Config{Agents: 6, RunsPerAgent: 5, Steps: 14, Violations: 0.4, Seed: 3})

@@ -59,6 +59,7 @@ cannot be listened on, 2 on a bad configuration.`,
 			ctx, stop := commandContext(cmd)
 			defer stop()
 			log := newLogger(cmd, cfg.Log.Level)
+			setMemoryLimit(cfg.Runtime, log)
 			nc, js, err := openStreams(ctx, cfg.NATS, "ponens ingest")
 			if err != nil {
 				return err
@@ -147,11 +148,12 @@ func natsURL(c config.NATSConfig) string {
 // streamConfig is the shape of the streams the configuration asks for.
 func streamConfig(c config.NATSConfig) jetstream.StreamConfig {
 	return jetstream.StreamConfig{
-		Prefix:     c.Prefix,
-		Partitions: c.Partitions,
-		Duplicates: c.DuplicateWindow,
-		MaxAge:     c.MaxAge,
-		Replicas:   c.Replicas,
+		Prefix:            c.Prefix,
+		Partitions:        c.Partitions,
+		Duplicates:        c.DuplicateWindow,
+		VerdictDuplicates: c.VerdictDuplicateWindow,
+		MaxAge:            c.MaxAge,
+		Replicas:          c.Replicas,
 	}
 }
 

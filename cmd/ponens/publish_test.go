@@ -27,7 +27,7 @@ func TestPublish(t *testing.T) {
 	args := append([]string{"publish", "--url", url}, publishFiles...)
 
 	// What should land where: each run on its partition, under its token.
-	subjects := schema.Subjects{Prefix: "ponens", Partitions: 16}
+	subjects := schema.Subjects{Prefix: "ponens", Partitions: schema.DefaultPartitions}
 	want := map[string]uint64{}
 	perPartition := map[int]uint64{}
 	total := 0
@@ -110,14 +110,14 @@ func TestPublishBadInput(t *testing.T) {
 func TestPublishFailures(t *testing.T) {
 	srv, _, js := jstest.Start(t)
 	// Another partition count than the configuration's: a configuration error.
-	if err := jetstream.Provision(context.Background(), js, jetstream.StreamConfig{Partitions: 8}); err != nil {
+	if err := jetstream.Provision(context.Background(), js, jetstream.StreamConfig{Partitions: 5}); err != nil {
 		t.Fatal(err)
 	}
 	_, stderr, code := runPonens(t, "publish", "--url", srv.ClientURL(), publishFiles[0])
-	if code != exitBadInput || !strings.Contains(stderr, "has 8 partitions, the configuration asks for 16") {
-		t.Errorf("partition change: exit %d, %q", code, stderr)
+	if want := fmt.Sprintf("has 5 partitions, the configuration asks for %d", schema.DefaultPartitions); code != exitBadInput || !strings.Contains(stderr, want) {
+		t.Errorf("partition change: exit %d, %q, want %q", code, stderr, want)
 	}
-	t.Setenv("PONENS_NATS_PARTITIONS", "8")
+	t.Setenv("PONENS_NATS_PARTITIONS", "5")
 	if _, stderr, code := runPonens(t, "publish", "--url", srv.ClientURL(), publishFiles[0]); code != exitOK {
 		t.Errorf("matching partitions: exit %d, %q", code, stderr)
 	}

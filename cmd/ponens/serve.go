@@ -9,6 +9,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 
@@ -40,7 +41,7 @@ var natsFlags = map[string]string{
 func registerNATS(cmd *cobra.Command) {
 	cmd.Flags().String("url", "", "NATS URL (nats.url; serve: empty runs an embedded server, others: connect to nats.listen)")
 	cmd.Flags().String("prefix", "", "subject and stream prefix (nats.prefix, default ponens)")
-	cmd.Flags().Int("partitions", 0, "partitions of the events stream, fixed when it is created (nats.partitions, default 16)")
+	cmd.Flags().Int("partitions", 0, "partitions of the events stream, fixed when it is created (nats.partitions, default "+strconv.Itoa(schema.DefaultPartitions)+")")
 	cmd.Flags().String("data", "", "embedded server: JetStream storage directory (nats.store_dir, default data/nats)")
 	cmd.Flags().String("listen", "", "embedded server: client address (nats.listen, default 127.0.0.1:4222)")
 }
@@ -90,6 +91,7 @@ it. Stops cleanly on SIGINT or SIGTERM.`,
 			defer stop()
 			out := cmd.OutOrStdout()
 			log := newLogger(cmd, cfg.Log.Level)
+			setMemoryLimit(cfg.Runtime, log)
 			if cfg.NATS.URL == "" {
 				srv, err := jetstream.StartEmbedded(jetstream.EmbeddedOptions{Listen: cfg.NATS.Listen, StoreDir: filepath.Clean(cfg.NATS.StoreDir), Name: "ponens"})
 				if err != nil {
@@ -191,6 +193,7 @@ nats.listen.`,
 				name = fmt.Sprintf("%s-%d", host, os.Getpid())
 			}
 			log := newLogger(cmd, cfg.Log.Level)
+			setMemoryLimit(cfg.Runtime, log)
 			w, err := worker.New(nc, js, workerOptions(name, subjectsOf(cfg), set, js, log, cfg))
 			if err != nil {
 				return err

@@ -98,6 +98,10 @@ type Options struct {
 	// processed, its runs still open) to fill in what only the caller can
 	// measure, such as the resident memory of the server.
 	Measure func(*Result)
+	// CPUTime, when set, reads the CPU time (user and system) of the
+	// process that holds the pipeline; the load reads it at the first
+	// publish and at the measuring point (Result.CPUSeconds).
+	CPUTime func() time.Duration
 	// Progress, when set, receives a line about every second of the load.
 	Progress io.Writer
 	// KeepSamples keeps every latency sample in Result.Samples, to see
@@ -110,7 +114,7 @@ func (o *Options) fill() {
 		o.Subjects.Prefix = schema.DefaultPrefix
 	}
 	if o.Subjects.Partitions == 0 {
-		o.Subjects.Partitions = 16
+		o.Subjects.Partitions = schema.DefaultPartitions
 	}
 	if o.Runs == 0 {
 		o.Runs = 1000
@@ -178,6 +182,10 @@ type Result struct {
 	// RSSBytes is the resident memory Options.Measure reported (0 when it
 	// measured none).
 	RSSBytes int64 `json:"rss_bytes"`
+	// CPUSeconds is the CPU time Options.CPUTime measured from the first
+	// publish to the measuring point (0 when it measured none): with
+	// Events, the cost of an event on a machine shared with other work.
+	CPUSeconds float64 `json:"cpu_seconds,omitempty"`
 
 	Runs           int           `json:"-"`
 	Published      int64         `json:"-"` // events of the load handed to the publisher
@@ -441,6 +449,10 @@ func (l *load) run(ctx context.Context) (Result, error) {
 	l.stopPoll = l.poll(ctx)
 
 	// The measured load: every run.start, then actions for Duration.
+	var cpu0 time.Duration
+	if l.opts.CPUTime != nil {
+		cpu0 = l.opts.CPUTime()
+	}
 	p := &publisher{l: l, phase: "start", start: time.Now()}
 	for i := range l.opts.Runs {
 		if err := p.send(ctx, i, l.gen.Start(i), true); err != nil {
@@ -470,6 +482,9 @@ func (l *load) run(ctx context.Context) (Result, error) {
 	end := time.Now()
 	if err != nil {
 		return res, err
+	}
+	if l.opts.CPUTime != nil {
+		res.CPUSeconds = (l.opts.CPUTime() - cpu0).Seconds()
 	}
 	res.Events = acked
 	if !drained {

@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -398,7 +399,7 @@ func (p *partition) handle(ctx context.Context, msg jetstream.Msg) {
 		}
 		return
 	}
-	p.apply(ctx, ev.RunID, rs, ev, replay)
+	p.apply(ctx, ev.RunID, rs, ev, data, replay)
 	p.drain(ctx, ev.RunID, rs, replay)
 }
 
@@ -452,9 +453,11 @@ func (p *partition) decode(data []byte) (*schema.Event, string, error) {
 	return &ev, "", nil
 }
 
-// apply feeds an in-order event to its run and publishes the verdicts.
-func (p *partition) apply(ctx context.Context, runID string, rs *runState, ev *schema.Event, replay bool) {
-	vs, err := rs.run.Add(ev)
+// apply feeds an in-order event, decoded from raw, to its run and
+// publishes the verdicts. The run keeps a compact copy of raw rather than
+// the decoded event as its last one (monitor.Run.AddEncoded).
+func (p *partition) apply(ctx context.Context, runID string, rs *runState, ev *schema.Event, raw []byte, replay bool) {
+	vs, err := rs.run.AddEncoded(ev, bytes.Clone(raw))
 	rs.next = ev.Seq + 1
 	rs.pastSkips()
 	if err != nil {
@@ -483,7 +486,7 @@ func (p *partition) drain(ctx context.Context, runID string, rs *runState, repla
 			break
 		}
 		delete(rs.buffer, rs.next)
-		p.apply(ctx, runID, rs, b.ev, replay)
+		p.apply(ctx, runID, rs, b.ev, b.raw, replay)
 	}
 	if p.runs[runID] != rs { // the run ended: what still waits comes after its end
 		for seq, b := range rs.buffer {

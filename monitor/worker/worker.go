@@ -62,7 +62,7 @@ type Options struct {
 // DefaultOptions returns the defaults of every tunable.
 func DefaultOptions() Options {
 	return Options{
-		Subjects:        schema.Subjects{Prefix: schema.DefaultPrefix, Partitions: 16},
+		Subjects:        schema.Subjects{Prefix: schema.DefaultPrefix, Partitions: schema.DefaultPartitions},
 		LeaseTTL:        3 * time.Second,
 		CheckpointEvery: 250 * time.Millisecond,
 		IdleAfter:       10 * time.Minute,
