@@ -48,12 +48,31 @@ type RuntimeConfig struct {
 	MemoryLimit string `mapstructure:"memory_limit" yaml:"memory_limit"`
 }
 
+// DefaultVerdictDuplicateWindow is the VERDICTS duplicate window when
+// nats.verdict_duplicate_window is 0 and nats.max_age is not shorter.
+const DefaultVerdictDuplicateWindow = 10 * time.Minute
+
+// VerdictWindow is the VERDICTS duplicate window the configuration asks
+// for (NATSConfig.VerdictDuplicateWindow).
+func (n NATSConfig) VerdictWindow() time.Duration {
+	if n.VerdictDuplicateWindow > 0 {
+		return n.VerdictDuplicateWindow
+	}
+	if n.MaxAge > 0 && n.MaxAge < DefaultVerdictDuplicateWindow {
+		return n.MaxAge
+	}
+	return DefaultVerdictDuplicateWindow
+}
+
 // MemoryLimitAuto and MemoryLimitOff are the two words RuntimeConfig.MemoryLimit
 // takes besides a size.
 const (
 	MemoryLimitAuto = "auto"
 	MemoryLimitOff  = "off"
 )
+
+// MinMemoryLimit is the smallest size runtime.memory_limit takes.
+const MinMemoryLimit = 64 << 20
 
 // ParseSize parses a size in bytes written as the Go runtime writes
 // GOMEMLIMIT: a whole number with an optional unit B, KiB, MiB, GiB or TiB.
@@ -153,7 +172,8 @@ type NATSConfig struct {
 	// VerdictDuplicateWindow is the same for the VERDICTS stream: it must
 	// cover the time from a worker's crash to the takeover of its
 	// partitions, whose replay sends the verdicts since the last checkpoint
-	// again. Verdicts are transitions only, so it costs little.
+	// again. Verdicts are transitions only, so it costs little. 0 means
+	// DefaultVerdictDuplicateWindow, or MaxAge when that is shorter.
 	VerdictDuplicateWindow time.Duration `mapstructure:"verdict_duplicate_window" yaml:"verdict_duplicate_window"`
 	// MaxAge is how long the streams keep messages (0: forever).
 	MaxAge time.Duration `mapstructure:"max_age" yaml:"max_age"`
@@ -185,14 +205,13 @@ func Default() Config {
 		Log:     LogConfig{Level: "info"},
 		Runtime: RuntimeConfig{MemoryLimit: MemoryLimitAuto},
 		NATS: NATSConfig{
-			Prefix:                 "ponens",
-			Partitions:             schema.DefaultPartitions,
-			DuplicateWindow:        2 * time.Minute,
-			VerdictDuplicateWindow: 10 * time.Minute,
-			MaxAge:                 168 * time.Hour,
-			Replicas:               1,
-			StoreDir:               "data/nats",
-			Listen:                 "127.0.0.1:4222",
+			Prefix:          "ponens",
+			Partitions:      schema.DefaultPartitions,
+			DuplicateWindow: 2 * time.Minute,
+			MaxAge:          168 * time.Hour,
+			Replicas:        1,
+			StoreDir:        "data/nats",
+			Listen:          "127.0.0.1:4222",
 		},
 		Gateway: GatewayConfig{
 			Listen:       "127.0.0.1:8080",
@@ -269,8 +288,10 @@ func (c Config) Validate() error {
 	switch c.Runtime.MemoryLimit {
 	case MemoryLimitAuto, MemoryLimitOff:
 	default:
-		if _, err := ParseSize(c.Runtime.MemoryLimit); err != nil {
+		if n, err := ParseSize(c.Runtime.MemoryLimit); err != nil {
 			errs = append(errs, fmt.Sprintf("runtime.memory_limit: must be auto, off or a size: %v", err))
+		} else if n < MinMemoryLimit {
+			errs = append(errs, fmt.Sprintf("runtime.memory_limit: must be at least 64MiB (the collector would run without pause), got %s", c.Runtime.MemoryLimit))
 		}
 	}
 	if len(errs) > 0 {
@@ -301,12 +322,13 @@ func (n NATSConfig) validate() []string {
 		errs = append(errs, fmt.Sprintf("nats.partitions: must be from 1 to 4096, got %d", n.Partitions))
 	}
 	windows := []struct {
-		key string
-		d   time.Duration
-	}{{"nats.duplicate_window", n.DuplicateWindow}, {"nats.verdict_duplicate_window", n.VerdictDuplicateWindow}}
+		key     string
+		d       time.Duration
+		zeroDef bool // 0 takes a default
+	}{{"nats.duplicate_window", n.DuplicateWindow, false}, {"nats.verdict_duplicate_window", n.VerdictDuplicateWindow, true}}
 	for _, w := range windows {
 		switch {
-		case w.d <= 0:
+		case w.d < 0 || w.d == 0 && !w.zeroDef:
 			errs = append(errs, fmt.Sprintf("%s: must be positive, got %s", w.key, w.d))
 		case n.MaxAge > 0 && w.d > n.MaxAge:
 			errs = append(errs, fmt.Sprintf("%s: must not exceed nats.max_age (%s), got %s", w.key, n.MaxAge, w.d))

@@ -30,7 +30,7 @@ func TestDefaults(t *testing.T) {
 		t.Errorf("Load() = %+v, want the defaults %+v", c, want)
 	}
 	n := c.NATS
-	if n.URL != "" || n.Prefix != "ponens" || n.Partitions != 8 || n.DuplicateWindow != 2*time.Minute || n.VerdictDuplicateWindow != 10*time.Minute ||
+	if n.URL != "" || n.Prefix != "ponens" || n.Partitions != 8 || n.DuplicateWindow != 2*time.Minute || n.VerdictWindow() != 10*time.Minute ||
 		n.MaxAge != 168*time.Hour || n.Replicas != 1 || n.StoreDir != "data/nats" || n.Listen != "127.0.0.1:4222" {
 		t.Errorf("nats defaults %+v", n)
 	}
@@ -93,7 +93,9 @@ func TestValidate(t *testing.T) {
 		{"prefix", func(c *Config) { c.NATS.Prefix = "a.*" }, `nats.prefix: must be dot-separated tokens of letters, digits, '-' and '_', got "a.*"`},
 		{"window", func(c *Config) { c.NATS.DuplicateWindow = 0 }, "nats.duplicate_window: must be positive, got 0s"},
 		{"verdict window", func(c *Config) { c.NATS.VerdictDuplicateWindow = -time.Second }, "nats.verdict_duplicate_window: must be positive, got -1s"},
-		{"window over age", func(c *Config) { c.NATS.MaxAge = time.Minute }, "nats.duplicate_window: must not exceed nats.max_age (1m0s), got 2m0s; nats.verdict_duplicate_window: must not exceed nats.max_age (1m0s), got 10m0s"},
+		{"window over age", func(c *Config) { c.NATS.MaxAge = time.Minute }, "nats.duplicate_window: must not exceed nats.max_age (1m0s), got 2m0s"},
+		{"verdict window over age", func(c *Config) { c.NATS.MaxAge, c.NATS.VerdictDuplicateWindow = 5*time.Minute, 6*time.Minute }, "nats.verdict_duplicate_window: must not exceed nats.max_age (5m0s), got 6m0s"},
+		{"tiny memory limit", func(c *Config) { c.Runtime.MemoryLimit = "900" }, "runtime.memory_limit: must be at least 64MiB"},
 		{"max age", func(c *Config) { c.NATS.MaxAge = -time.Second }, "nats.max_age: must not be negative"},
 		{"replicas", func(c *Config) { c.NATS.Replicas = 7 }, "nats.replicas: must be from 1 to 5, got 7"},
 		{"store", func(c *Config) { c.NATS.StoreDir = "" }, "nats.store_dir: must be set when nats.url is empty"},
@@ -146,5 +148,23 @@ func TestParseSize(t *testing.T) {
 	}
 	if c := Default(); c.Runtime.MemoryLimit != MemoryLimitAuto {
 		t.Errorf("runtime.memory_limit defaults to %q, want auto", c.Runtime.MemoryLimit)
+	}
+}
+
+// TestVerdictWindow: the VERDICTS window defaults to 10 minutes, or to
+// nats.max_age when that is shorter, so that a configuration with a short
+// max_age that loaded before the key existed still loads.
+func TestVerdictWindow(t *testing.T) {
+	c := Default()
+	c.NATS.MaxAge, c.NATS.DuplicateWindow = 5*time.Minute, time.Minute
+	if err := c.Validate(); err != nil {
+		t.Fatalf("max_age 5m, duplicate_window 1m: %v", err)
+	}
+	if got := c.NATS.VerdictWindow(); got != 5*time.Minute {
+		t.Errorf("VerdictWindow with max_age 5m = %s, want 5m", got)
+	}
+	c.NATS.VerdictDuplicateWindow = 3 * time.Minute
+	if got := c.NATS.VerdictWindow(); got != 3*time.Minute {
+		t.Errorf("VerdictWindow set to 3m = %s", got)
 	}
 }

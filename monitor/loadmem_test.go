@@ -3,9 +3,7 @@ package monitor_test
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"runtime"
-	"runtime/pprof"
 	"testing"
 
 	"github.com/ponens/ponens/internal/loadgen"
@@ -105,10 +103,6 @@ func BenchmarkManyRunsMemory(b *testing.B) {
 		runtime.GC()
 		runtime.ReadMemStats(&after)
 		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/runs, "bytes/run")
-		if f, err := os.Create("/tmp/runmem.prof"); err == nil {
-			pprof.WriteHeapProfile(f)
-			f.Close()
-		}
 		runtime.KeepAlive(open)
 	}
 }

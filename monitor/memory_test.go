@@ -16,7 +16,7 @@ func TestAddEncodedEndCitesTheWholeLastEvent(t *testing.T) {
 	var s stream
 	start := s.add(schema.Event{Type: schema.TypeRunStart, Start: &schema.RunStart{Agent: "a", HighStakesPaths: []string{"payments/"}}})
 	edit := s.action(&schema.Action{ID: 1, Type: "EditFile", Status: "completed", Rationale: "fix",
-		Evidence: []schema.Evidence{{Type: "FileRef", Ref: "payments/refund.py"}},
+		Evidence:  []schema.Evidence{{Type: "FileRef", Ref: "payments/refund.py"}},
 		Artifacts: []schema.Artifact{{ID: "d1", Type: "Diff", Payload: json.RawMessage(`{"lines":3}`)}}})
 
 	ends := map[string][]schema.VerdictEvent{}

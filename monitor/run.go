@@ -127,7 +127,7 @@ func (r *Run) Add(ev *schema.Event) ([]schema.VerdictEvent, error) {
 // of what the runs hold.
 func (r *Run) AddEncoded(ev *schema.Event, data []byte) ([]schema.VerdictEvent, error) {
 	vs, err := r.Add(ev)
-	if err == nil && !r.ended {
+	if err == nil && !r.ended && !r.e.keepPositions { // kept positions hold the events anyway
 		r.last, r.lastRaw = nil, data
 	}
 	return vs, err

@@ -197,6 +197,10 @@ func (b *Builder) Seal() {
 	if b.OnSeal != nil {
 		b.OnSeal(p)
 	}
+	if p == b.scratch { // nothing refers to it any more: let its event go
+		clear(p.Produced)
+		*p = Position{Produced: p.Produced[:0]}
+	}
 }
 
 // index lists p in the output index under each id and name it outputs.

@@ -151,7 +151,7 @@ func streamConfig(c config.NATSConfig) jetstream.StreamConfig {
 		Prefix:            c.Prefix,
 		Partitions:        c.Partitions,
 		Duplicates:        c.DuplicateWindow,
-		VerdictDuplicates: c.VerdictDuplicateWindow,
+		VerdictDuplicates: c.VerdictWindow(),
 		MaxAge:            c.MaxAge,
 		Replicas:          c.Replicas,
 	}

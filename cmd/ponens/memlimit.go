@@ -24,6 +24,9 @@ const autoMemoryRatio = 0.9
 func setMemoryLimit(c config.RuntimeConfig, log *slog.Logger) int64 {
 	if v := os.Getenv("GOMEMLIMIT"); v != "" {
 		limit := debug.SetMemoryLimit(-1)
+		if limit == math.MaxInt64 { // GOMEMLIMIT=off
+			return 0
+		}
 		log.Info("memory limit", "bytes", limit, "from", "GOMEMLIMIT="+v)
 		return limit
 	}
@@ -33,7 +36,8 @@ func setMemoryLimit(c config.RuntimeConfig, log *slog.Logger) int64 {
 	case config.MemoryLimitAuto:
 		cg, err := memlimit.FromCgroup()
 		switch {
-		case errors.Is(err, memlimit.ErrNoCgroup) || errors.Is(err, memlimit.ErrNoLimit) || err == nil && (cg == 0 || cg >= math.MaxInt64):
+		case errors.Is(err, memlimit.ErrNoCgroup) || errors.Is(err, memlimit.ErrNoLimit) || errors.Is(err, memlimit.ErrCgroupsNotSupported) ||
+			err == nil && (cg == 0 || cg >= math.MaxInt64):
 			log.Debug("memory limit: none (runtime.memory_limit auto: no cgroup memory limit)")
 			return 0
 		case err != nil:

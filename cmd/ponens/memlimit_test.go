@@ -29,6 +29,12 @@ func TestSetMemoryLimit(t *testing.T) {
 		t.Errorf("off: returned %d, runtime limit %d", got, debug.SetMemoryLimit(-1))
 	}
 
+	t.Setenv("GOMEMLIMIT", "off")
+	if got := setMemoryLimit(config.RuntimeConfig{MemoryLimit: "900MiB"}, log); got != 0 {
+		t.Errorf("GOMEMLIMIT=off: returned %d, want 0 (none)", got)
+	}
+	t.Setenv("GOMEMLIMIT", "")
+
 	want := int64(0)
 	if cg, err := memlimit.FromCgroup(); err == nil && cg > 0 && cg < math.MaxInt64 {
 		want = int64(float64(cg) * autoMemoryRatio)

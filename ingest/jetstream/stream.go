@@ -138,6 +138,23 @@ func checkPartitions(have, want natsjs.StreamConfig) error {
 		schema.StreamEvents, haveDest, wantDest, ErrPartitionChange)
 }
 
+// CheckPartitions returns an error, wrapping ErrPartitionChange, when the
+// EVENTS stream exists and partitions its events otherwise than subjects
+// says: a worker or client using subjects would then look for runs in the
+// wrong partitions. A missing stream is not an error here (Provision makes
+// it).
+func CheckPartitions(ctx context.Context, js natsjs.JetStream, subjects schema.Subjects) error {
+	st, err := js.Stream(ctx, schema.StreamEvents)
+	switch {
+	case errors.Is(err, natsjs.ErrStreamNotFound):
+		return nil
+	case err != nil:
+		return fmt.Errorf("stream %s: %w", schema.StreamEvents, err)
+	}
+	want := StreamConfig{Prefix: subjects.Prefix, Partitions: subjects.Partitions}.streams()[0]
+	return checkPartitions(st.CachedInfo().Config, want)
+}
+
 // partitionsOf returns N of a partition transform destination.
 func partitionsOf(dest string) int {
 	m := partitionArg.FindStringSubmatch(dest)

@@ -440,6 +440,9 @@ func sleep(ctx context.Context, d time.Duration) error {
 
 func (l *load) run(ctx context.Context) (Result, error) {
 	res := Result{Runs: l.opts.Runs}
+	if err := jetstream.CheckPartitions(ctx, l.query, l.opts.Subjects); err != nil {
+		return res, fmt.Errorf("loadgen: %w (set --partitions to the stream's)", err)
+	}
 	if _, _, err := l.partitions(ctx); err != nil {
 		return res, fmt.Errorf("loadgen: no worker consumes the events (is `ponens serve` running with --prefix %s and --partitions %d?): %w",
 			l.opts.Subjects.Prefix, l.opts.Subjects.Partitions, err)

@@ -719,6 +719,13 @@ func (p *partition) serveDecide(m *nats.Msg) {
 		reply(map[string]string{"error": fmt.Sprintf("expected {\"runId\": …, \"action\": {…}}: %v", err)})
 		return
 	}
+	if k := p.w.opts.Subjects.PartitionOf(req.RunID); k != p.k {
+		// Asked of the wrong partition (a client with another partition
+		// count): this one knows nothing of the run, and an answer from an
+		// empty run could allow what the run's own history forbids.
+		reply(map[string]string{"error": fmt.Sprintf("runId %q belongs to partition %d of %d, not %d: the client's partition count differs from the stream's", req.RunID, k, p.w.opts.Subjects.Partitions, p.k)})
+		return
+	}
 	r := decideReq{runID: req.RunID, action: req.Action, reply: make(chan any, 1)}
 	select {
 	case p.decide <- r:

@@ -17,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	ingest "github.com/ponens/ponens/ingest/jetstream"
 	"github.com/ponens/ponens/monitor"
 	"github.com/ponens/ponens/policy/ruleset"
 	"github.com/ponens/ponens/schema"
@@ -171,6 +172,9 @@ func (w *Worker) Owned() []int {
 // workers (moving them when workers join or leave), and processes them.
 // When ctx ends it checkpoints and releases every partition.
 func (w *Worker) Run(ctx context.Context) error {
+	if err := ingest.CheckPartitions(ctx, w.js, w.opts.Subjects); err != nil {
+		return fmt.Errorf("worker: %w", err)
+	}
 	if err := w.buckets(ctx); err != nil {
 		return err
 	}

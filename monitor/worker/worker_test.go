@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -513,5 +514,44 @@ func TestLateEventAfterSkippedGap(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	if got = storedDeadLetters(js); len(got) != 2 || !strings.Contains(got[1], `seq-gap: runId "h", seq 2: arrived after the run stopped waiting for seq 2 to 2`) {
 		t.Errorf("dead letters %q", got)
+	}
+}
+
+// TestPartitionCountMismatch: a worker told another partition count than
+// the stream's refuses to run (it would leave partitions unconsumed), and a
+// decision asked of the wrong partition, by a client with another count, is
+// refused instead of being answered from an empty run.
+func TestPartitionCountMismatch(t *testing.T) {
+	nc, js := startJS(t)
+	set := rules(t)
+	other := schema.Subjects{Prefix: subjects.Prefix, Partitions: testPartitions + 3}
+	odd, err := New(nc, js, Options{ID: "odd", Subjects: other, Rules: set, Logger: quiet, DeadLetter: deadLetters(js)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := odd.Run(ctx); !errors.Is(err, jetstream.ErrPartitionChange) {
+		t.Fatalf("worker with %d partitions on a stream of %d: Run = %v, want ErrPartitionChange", other.Partitions, testPartitions, err)
+	}
+
+	w, stop, done := startWorker(t, nc, js, "w", set, func(*Worker) {})
+	defer func() { stop(); <-done }()
+	waitFor(t, 10*time.Second, "the partitions to be owned", func() bool { return len(w.Owned()) == testPartitions })
+	run := ""
+	for i := 0; run == "" && i < 10000; i++ {
+		id := fmt.Sprintf("run-%d", i)
+		if k := other.PartitionOf(id); k < testPartitions && k != subjects.PartitionOf(id) {
+			run = id
+		}
+	}
+	if run == "" {
+		t.Fatal("no runId lands on different partitions under the two counts")
+	}
+	dctx, dcancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer dcancel()
+	d, err := jetstream.Decide(dctx, nc, other, run, &schema.Action{ID: 1, Type: "GitCommit"})
+	if err == nil || !strings.Contains(err.Error(), "the client's partition count differs from the stream's") {
+		t.Errorf("decision asked of the wrong partition: %+v, %v", d, err)
 	}
 }
