@@ -48,7 +48,12 @@ func TestNodeLoss(t *testing.T) {
 	}
 	wctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
-	go func() { defer close(done); _ = w.Run(wctx) }()
+	go func() {
+		defer close(done)
+		if err := w.Run(wctx); err != nil {
+			t.Errorf("worker: %v", err)
+		}
+	}()
 	defer func() { cancel(); <-done }()
 
 	half := len(order) / 2

@@ -170,20 +170,30 @@ func (w *Worker) Owned() []int {
 // Run takes part in the fleet until ctx ends: it keeps its membership
 // alive, takes the partitions rendezvous hashing gives it over the live
 // workers (moving them when workers join or leave), and processes them.
-// When ctx ends it checkpoints and releases every partition.
+// When ctx ends it checkpoints and releases every partition. It returns an
+// error only when it cannot start: the stream is partitioned otherwise than
+// its options say (ErrPartitionChange); while NATS does not answer (a
+// cluster still electing its leaders) it waits and tries again.
 func (w *Worker) Run(ctx context.Context) error {
-	if err := ingest.CheckPartitions(ctx, w.js, w.opts.Subjects); err != nil {
-		return fmt.Errorf("worker: %w", err)
+	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 5*time.Second) {
+		err := w.start(ctx)
+		switch {
+		case err == nil:
+		case errors.Is(err, ingest.ErrPartitionChange):
+			return err
+		case ctx.Err() != nil:
+			return nil
+		default:
+			w.opts.Logger.Warn("worker: starting; trying again", "worker", w.opts.ID, "in", wait, "err", err)
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(wait):
+			}
+			continue
+		}
+		break
 	}
-	if err := w.buckets(ctx); err != nil {
-		return err
-	}
-	set, changes, err := reconcile(ctx, w.manifest, w.opts.Rules)
-	if err != nil {
-		return fmt.Errorf("worker: %w", err)
-	}
-	w.setRules(set, changes)
-	w.logChanges(changes)
 	tick := time.NewTicker(w.opts.LeaseTTL / 3)
 	defer tick.Stop()
 	defer w.releaseAll()
@@ -338,6 +348,25 @@ func (w *Worker) logChanges(changes []RuleChange) {
 	w.opts.Logger.Debug("worker: rules in force", "worker", w.opts.ID, "rules", len(changes), "changed", n)
 }
 
+// start checks the stream's partitions, opens the key-value buckets and
+// brings the rule manifest up to date.
+func (w *Worker) start(ctx context.Context) error {
+	if err := ingest.CheckPartitions(ctx, w.js, w.opts.Subjects); err != nil {
+		return fmt.Errorf("worker: %w", err)
+	}
+	if err := w.buckets(ctx); err != nil {
+		return err
+	}
+	set, changes, err := reconcile(ctx, w.manifest, w.opts.Rules)
+	if err != nil {
+		return fmt.Errorf("worker: %w", err)
+	}
+	w.setRules(set, changes)
+	w.logChanges(changes)
+	return nil
+}
+
+// buckets makes or opens the worker's key-value buckets.
 func (w *Worker) buckets(ctx context.Context) error {
 	p := w.opts.Subjects.Prefix
 	var err error
