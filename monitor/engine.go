@@ -27,6 +27,7 @@ type Engine struct {
 	keepPositions bool // a rule reads the run's actions or telemetry
 	indexOutputs  bool // a rule reads the actions only through their outputs (slim index)
 	keepGraph     bool // a scoped or structural rule reads the artifact graph
+	keepProducers bool // a rule reads an artifact's producer (the producer field)
 
 	// POLICY.md: the authorization engine over every loaded policy, and
 	// the program of each of their rules.
@@ -71,11 +72,28 @@ func NewEngine(set *ruleset.Set) (*Engine, []error) {
 		case ltl.ScopedTemporal:
 			e.keepGraph = true
 		}
+		e.keepProducers = e.keepProducers || r.Formula != nil && readsProducer(r.Formula)
+	}
+	for _, p := range set.Opts.Predicates {
+		e.keepProducers = e.keepProducers || readsProducer(p)
 	}
 	if len(set.Policies) > 0 {
 		e.capEngine = policymd.NewEngine(set.Policies)
 	}
 	return e, errs
+}
+
+// readsProducer reports whether f reads an artifact's producer (the field
+// producer): only then must the artifact graph keep producing actions whole.
+func readsProducer(f ltl.Formula) bool {
+	found := false
+	ltl.Walk(f, func(n ltl.Node) bool {
+		if x, ok := n.(*ltl.Field); ok && x.Name == "producer" {
+			found = true
+		}
+		return !found
+	})
+	return found
 }
 
 // How a rule reads the run's actions (ltl.ReadsActions).
@@ -195,6 +213,9 @@ func (e *Engine) NewRun(runID string) *Run {
 	}
 	if !e.keepGraph {
 		r.b.DropGraph()
+	}
+	if !e.keepProducers {
+		r.b.SlimProducers()
 	}
 	words := 0
 	for i, p := range e.progs {

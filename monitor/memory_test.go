@@ -64,3 +64,39 @@ func TestAddEncodedEndCitesTheWholeLastEvent(t *testing.T) {
 		t.Errorf("end verdicts differ:\nAdd        %+v\nAddEncoded %+v", ends["Add"], ends["AddEncoded"])
 	}
 }
+
+// TestProducerFieldKeepsProducers: a rule that reads an artifact's producer
+// gets the producing action whole, though the run drops its positions; rules
+// that do not read it leave the artifact graph with slim producers only.
+func TestProducerFieldKeepsProducers(t *testing.T) {
+	const rule = `G(EditFile → ∀ x ∈ inputs(a) . x.producer.type = "Verify")`
+	eng := reviewEngine(t, false, rule)
+	if !eng.keepProducers || eng.keepPositions {
+		t.Fatalf("keepProducers %v, keepPositions %v: want producers kept, positions dropped", eng.keepProducers, eng.keepPositions)
+	}
+	if slim := reviewEngine(t, false, `G(EditFile → P_chain(VerificationResult))`); slim.keepProducers {
+		t.Error("a lineage rule keeps whole producers")
+	}
+	for _, producer := range []string{"Verify", "Guess"} {
+		var s stream
+		s.add(schema.Event{Type: schema.TypeRunStart, Start: &schema.RunStart{}})
+		s.action(&schema.Action{ID: 1, Type: producer, Status: "completed", Outputs: []string{"vr-1"},
+			Artifacts: []schema.Artifact{{ID: "vr-1", Type: "VerificationResult"}}})
+		s.action(&schema.Action{ID: 2, Type: "ReadFile", Status: "completed"}) // the Verify is long sealed
+		s.action(&schema.Action{ID: 3, Type: "EditFile", Status: "completed", Inputs: []string{"vr-1"}})
+		s.add(schema.Event{Type: schema.TypeRunFinish, End: &schema.RunEnd{}})
+		r := eng.NewRun("r")
+		for i := range s.events {
+			if _, err := r.Add(&s.events[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want := schema.StatusSatisfied
+		if producer != "Verify" {
+			want = schema.StatusViolated
+		}
+		if res := r.Results(); len(res) != 1 || res[0].Status != want {
+			t.Errorf("producer %s: results %+v, want %s", producer, res, want)
+		}
+	}
+}

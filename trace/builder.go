@@ -22,6 +22,7 @@ type Builder struct {
 	dropPositions bool
 	dropGraph     bool
 	slimStart     bool
+	slimProducers bool
 	slimIndex     bool      // index producers with slim positions when positions are dropped
 	scratch       *Position // the one position reused when nothing is kept (made on first use)
 }
@@ -54,6 +55,14 @@ func (b *Builder) DropGraph() { b.dropGraph = true }
 // that it came, and its high-stakes paths (Trace.Start has no other field
 // set). A monitor of many short runs holds less that way.
 func (b *Builder) SlimStart() { b.slimStart = true }
+
+// SlimProducers makes the builder, when positions are dropped, point the
+// artifacts a position produced at a slim copy of it once OnSeal has seen
+// it (its index, its action's id and declared outputs, what it produced):
+// the artifact graph then keeps no event. Only for rule sets that never read
+// an artifact's producer (the producer field); lineage needs no more than
+// whether an artifact has a producer.
+func (b *Builder) SlimProducers() { b.slimProducers = true }
 
 // Add folds one event in.
 func (b *Builder) Add(ev *schema.Event) {
@@ -185,22 +194,37 @@ func (b *Builder) Seal() {
 	t.Version++
 	p.nArtifacts, p.nResiduals, p.nTelemetry = len(t.Artifacts), len(t.Residuals), len(t.Telemetry)
 	p.started = t.Start != nil
+	var slim *Position
 	switch {
 	case !b.dropPositions:
 		t.Positions = append(t.Positions, p)
 		t.index(p)
 	case b.slimIndex && (len(p.Action.Outputs) > 0 || len(p.Produced) > 0):
-		slim := &Position{Index: p.Index, Action: &schema.Action{ID: p.Action.ID, Outputs: p.Action.Outputs},
-			Produced: slices.Clone(p.Produced), nArtifacts: p.nArtifacts, nResiduals: p.nResiduals, nTelemetry: p.nTelemetry, started: p.started}
+		slim = p.slim()
 		t.index(slim)
 	}
 	if b.OnSeal != nil {
 		b.OnSeal(p)
 	}
+	if b.dropPositions && b.slimProducers && len(p.Produced) > 0 {
+		if slim == nil {
+			slim = p.slim()
+		}
+		for _, a := range p.Produced {
+			a.Producer = slim
+		}
+	}
 	if p == b.scratch { // nothing refers to it any more: let its event go
 		clear(p.Produced)
 		*p = Position{Produced: p.Produced[:0]}
 	}
+}
+
+// slim is a copy of a sealed position with only what the output index and
+// the artifacts' producer links need: no event.
+func (p *Position) slim() *Position {
+	return &Position{Index: p.Index, Action: &schema.Action{ID: p.Action.ID, Outputs: p.Action.Outputs},
+		Produced: slices.Clone(p.Produced), nArtifacts: p.nArtifacts, nResiduals: p.nResiduals, nTelemetry: p.nTelemetry, started: p.started}
 }
 
 // index lists p in the output index under each id and name it outputs.

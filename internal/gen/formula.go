@@ -38,6 +38,7 @@ var (
 		"label ≠ \"say \\\"hi\\\"\"",
 		"∃ x ∈ ancestors(derived_from) . x.type = VerificationGoal",
 		"∃ r ∈ residuals . r.severity ≥ High ∧ target(a) = r.target",
+		"∃ x ∈ inputs(a) . x.producer.status = completed", // the producer field: the monitor keeps producers whole
 	}
 	independentLeaves = []string{
 		"¬∃ r ∈ residuals . r.severity = Critical ∧ r.status = Open",
@@ -46,6 +47,7 @@ var (
 		"count(GitCommit) > 0",
 		"∃! b . \"art1\" ∈ outputs(b)",
 		"∀ t ∈ {Art1, \"art2\"} . ∃ b . t ∈ outputs(b)", // a type name, bound: found case-insensitively
+		"∃ x ∈ artifacts . x.producer.status = failed",
 	}
 )
 
