@@ -206,7 +206,7 @@ func (b *Builder) Seal() {
 	if b.OnSeal != nil {
 		b.OnSeal(p)
 	}
-	if b.dropPositions && b.slimProducers && len(p.Produced) > 0 {
+	if b.dropPositions && b.slimProducers && !b.dropGraph && len(p.Produced) > 0 { // without a graph nothing keeps them
 		if slim == nil {
 			slim = p.slim()
 		}
