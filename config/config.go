@@ -180,6 +180,12 @@ type NATSConfig struct {
 	// Replicas is the number of copies of each stream (at most the number of
 	// cluster nodes; 1 for the embedded server).
 	Replicas int `mapstructure:"replicas" yaml:"replicas"`
+	// StartWait is how long the commands that serve (serve, worker, ingest)
+	// wait at start for the server at URL to be reachable and for JetStream
+	// to answer (a cluster electing its leaders), trying again meanwhile;
+	// 0 fails at once. The one-shot commands (publish, demo, manifest,
+	// bench) never wait.
+	StartWait time.Duration `mapstructure:"start_wait" yaml:"start_wait"`
 	// StoreDir is where the embedded server keeps its streams.
 	StoreDir string `mapstructure:"store_dir" yaml:"store_dir"`
 	// Listen is the host:port the embedded server accepts clients on.
@@ -210,6 +216,7 @@ func Default() Config {
 			DuplicateWindow: 2 * time.Minute,
 			MaxAge:          168 * time.Hour,
 			Replicas:        1,
+			StartWait:       time.Minute,
 			StoreDir:        "data/nats",
 			Listen:          "127.0.0.1:4222",
 		},
@@ -333,6 +340,9 @@ func (n NATSConfig) validate() []string {
 		case n.MaxAge > 0 && w.d > n.MaxAge:
 			errs = append(errs, fmt.Sprintf("%s: must not exceed nats.max_age (%s), got %s", w.key, n.MaxAge, w.d))
 		}
+	}
+	if n.StartWait < 0 {
+		errs = append(errs, fmt.Sprintf("nats.start_wait: must not be negative (0 does not wait), got %s", n.StartWait))
 	}
 	if n.MaxAge < 0 {
 		errs = append(errs, fmt.Sprintf("nats.max_age: must not be negative (0 keeps messages forever), got %s", n.MaxAge))

@@ -31,7 +31,7 @@ func TestDefaults(t *testing.T) {
 	}
 	n := c.NATS
 	if n.URL != "" || n.Prefix != "ponens" || n.Partitions != 8 || n.DuplicateWindow != 2*time.Minute || n.VerdictWindow() != 10*time.Minute ||
-		n.MaxAge != 168*time.Hour || n.Replicas != 1 || n.StoreDir != "data/nats" || n.Listen != "127.0.0.1:4222" {
+		n.MaxAge != 168*time.Hour || n.Replicas != 1 || n.StartWait != time.Minute || n.StoreDir != "data/nats" || n.Listen != "127.0.0.1:4222" {
 		t.Errorf("nats defaults %+v", n)
 	}
 	g := c.Gateway
@@ -93,6 +93,7 @@ func TestValidate(t *testing.T) {
 		{"prefix", func(c *Config) { c.NATS.Prefix = "a.*" }, `nats.prefix: must be dot-separated tokens of letters, digits, '-' and '_', got "a.*"`},
 		{"window", func(c *Config) { c.NATS.DuplicateWindow = 0 }, "nats.duplicate_window: must be positive, got 0s"},
 		{"verdict window", func(c *Config) { c.NATS.VerdictDuplicateWindow = -time.Second }, "nats.verdict_duplicate_window: must be positive, got -1s"},
+		{"negative start wait", func(c *Config) { c.NATS.StartWait = -time.Second }, "nats.start_wait: must not be negative (0 does not wait), got -1s"},
 		{"window over age", func(c *Config) { c.NATS.MaxAge = time.Minute }, "nats.duplicate_window: must not exceed nats.max_age (1m0s), got 2m0s"},
 		{"verdict window over age", func(c *Config) { c.NATS.MaxAge, c.NATS.VerdictDuplicateWindow = 5*time.Minute, 6*time.Minute }, "nats.verdict_duplicate_window: must not exceed nats.max_age (5m0s), got 6m0s"},
 		{"tiny memory limit", func(c *Config) { c.Runtime.MemoryLimit = "900" }, "runtime.memory_limit: must be at least 64MiB"},

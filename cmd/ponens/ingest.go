@@ -60,7 +60,7 @@ cannot be listened on, 2 on a bad configuration.`,
 			defer stop()
 			log := newLogger(cmd, cfg.Log.Level)
 			setMemoryLimit(cfg.Runtime, log)
-			nc, js, err := openStreams(ctx, cfg.NATS, "ponens ingest")
+			nc, js, err := openStreamsPatiently(ctx, cfg.NATS, "ponens ingest", log)
 			if err != nil {
 				return err
 			}
@@ -158,27 +158,67 @@ func streamConfig(c config.NATSConfig) jetstream.StreamConfig {
 }
 
 // openStreams connects to the configured NATS server and provisions the
-// streams. Its errors are exit errors: 2 when the configuration does not fit
-// the existing streams, 1 when the server cannot be reached or refuses.
+// streams, for a one-shot command: it fails at once when the server cannot
+// be reached. Its errors are exit errors: 2 when the configuration does not
+// fit the existing streams, 1 when the server cannot be reached or refuses.
 func openStreams(ctx context.Context, c config.NATSConfig, name string) (*nats.Conn, natsjs.JetStream, error) {
+	return dialStreams(ctx, c, name, 0, nil)
+}
+
+// openStreamsPatiently is openStreams for a command that serves: for up to
+// nats.start_wait it waits for the server to be reachable and for
+// JetStream to answer (jetstream.Unavailable), logging each new try.
+func openStreamsPatiently(ctx context.Context, c config.NATSConfig, name string, log *slog.Logger) (*nats.Conn, natsjs.JetStream, error) {
+	return dialStreams(ctx, c, name, c.StartWait, log)
+}
+
+func dialStreams(ctx context.Context, c config.NATSConfig, name string, wait time.Duration, log *slog.Logger) (*nats.Conn, natsjs.JetStream, error) {
 	url := natsURL(c)
-	nc, err := nats.Connect(url, nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectWait(250*time.Millisecond))
+	opts := []nats.Option{nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectWait(250 * time.Millisecond)}
+	if wait > 0 {
+		opts = append(opts, nats.RetryOnFailedConnect(true)) // connects in the background, as after a disconnection
+	}
+	nc, err := nats.Connect(url, opts...)
 	if err != nil {
 		return nil, nil, exitWith(exitNotStored, "%s: connect to %s: %v", name, url, err)
 	}
 	js, err := natsjs.New(nc, natsjs.WithPublishAsyncTimeout(jetstream.DefaultTimeout))
-	if err == nil {
-		err = jetstream.Provision(ctx, js, streamConfig(c))
+	deadline := time.Now().Add(wait)
+	for pause := 250 * time.Millisecond; err == nil; pause = min(2*pause, 5*time.Second) {
+		err = provisionWithin(ctx, js, c, wait > 0, time.Until(deadline))
+		if err == nil || !jetstream.Unavailable(err) || ctx.Err() != nil || time.Until(deadline) < pause {
+			break
+		}
+		log.Warn("NATS is not available yet; trying again", "url", url, "connected", nc.IsConnected(), "in", pause, "err", err)
+		select {
+		case <-ctx.Done():
+		case <-time.After(pause):
+		}
 	}
 	switch {
+	case err == nil:
+		return nc, js, nil
 	case errors.Is(err, jetstream.ErrPartitionChange):
 		nc.Close()
 		return nil, nil, exitWith(exitBadInput, "%s: %v", name, err)
-	case err != nil:
+	case !nc.IsConnected():
+		nc.Close()
+		return nil, nil, exitWith(exitNotStored, "%s: %s not reachable (waited %s, nats.start_wait): %v", name, url, wait, err)
+	default:
 		nc.Close()
 		return nil, nil, exitWith(exitNotStored, "%s: %s: %v", name, url, err)
 	}
-	return nc, js, nil
+}
+
+// provisionWithin provisions the streams; when bounded, within left (at
+// least a second, at most the client's usual five).
+func provisionWithin(ctx context.Context, js natsjs.JetStream, c config.NATSConfig, bounded bool, left time.Duration) error {
+	if bounded {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, min(max(left, time.Second), jetstream.DefaultTimeout))
+		defer cancel()
+	}
+	return jetstream.Provision(ctx, js, streamConfig(c))
 }
 
 // natsHealth reports an error unless nc is connected.

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ponens/ponens/ingest/jetstream"
 	"github.com/ponens/ponens/ingest/jetstream/jstest"
 	"github.com/ponens/ponens/schema"
 )
@@ -141,12 +142,41 @@ func TestIngest(t *testing.T) {
 }
 
 func TestIngestNoServer(t *testing.T) {
+	t.Setenv("PONENS_NATS_START_WAIT", "0s")
 	_, stderr, code := runPonens(t, "ingest", "--url", "nats://127.0.0.1:1", "--listen", "127.0.0.1:0")
 	if code != exitNotStored || !strings.Contains(stderr, "connect to nats://127.0.0.1:1") {
 		t.Errorf("exit %d, %q", code, stderr)
 	}
+	t.Setenv("PONENS_NATS_START_WAIT", "2s")
+	_, stderr, code = runPonens(t, "ingest", "--url", "nats://127.0.0.1:1", "--listen", "127.0.0.1:0")
+	if code != exitNotStored || !strings.Contains(stderr, "nats://127.0.0.1:1 not reachable (waited 2s, nats.start_wait)") {
+		t.Errorf("start_wait 2s: exit %d, %q", code, stderr)
+	}
 	_, stderr, code = runPonens(t, "ingest", "--listen", "nowhere")
 	if code != exitBadInput || !strings.Contains(stderr, `gateway.listen: must be host:port, got "nowhere"`) {
 		t.Errorf("bad listen: exit %d, %q", code, stderr)
+	}
+}
+
+// A gateway started before its NATS server waits for it (nats.start_wait)
+// and serves once it is up.
+func TestIngestWaitsForTheServer(t *testing.T) {
+	addr := freeAddr(t)
+	t.Setenv("PONENS_NATS_START_WAIT", "30s")
+	go func() {
+		time.Sleep(1500 * time.Millisecond)
+		srv, err := jetstream.StartEmbedded(jetstream.EmbeddedOptions{Listen: addr, StoreDir: t.TempDir(), Name: "late"})
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		t.Cleanup(srv.Shutdown)
+	}()
+	url, stop := startIngest(t, "--url", "nats://"+addr)
+	if code := post(t, url, "", `{"v":1,"runId":"run-a","seq":1,"ts":"2025-01-01T00:00:00Z","type":"run.start"}`); code != http.StatusAccepted && code != http.StatusOK {
+		t.Errorf("event posted once the server is up: %d", code)
+	}
+	if code := stop(); code != exitOK {
+		t.Errorf("exit %d", code)
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -203,15 +204,24 @@ func reloadRules(ctx context.Context, rf *ruleFlags, cfg config.Config, log *slo
 		return
 	}
 	var changes []worker.RuleChange
+	started := false
 	for i, w := range workers {
 		c, err := w.Reload(ctx, set)
+		if errors.Is(err, worker.ErrStarting) {
+			log.Warn("rules reloaded before the worker started", "why", why, "worker", i, "note", err.Error())
+			continue
+		}
 		if err != nil {
 			log.Error("rules not reloaded", "worker", i, "err", err)
 			return
 		}
-		if i == 0 {
-			changes = c
+		if !started {
+			changes, started = c, true
 		}
+	}
+	if !started && len(workers) > 0 {
+		fmt.Fprintf(out, "rules     reloaded (%s): %d in force when the workers start\n", why, len(set.Rules))
+		return
 	}
 	var notes []string
 	for _, c := range changes {

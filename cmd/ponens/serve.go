@@ -101,7 +101,7 @@ it. Stops cleanly on SIGINT or SIGTERM.`,
 				cfg.NATS.URL = srv.ClientURL()
 				fmt.Fprintf(out, "nats      %s (embedded, JetStream in %s)\n", cfg.NATS.URL, cfg.NATS.StoreDir)
 			}
-			nc, js, err := openStreams(ctx, cfg.NATS, "ponens serve")
+			nc, js, err := openStreamsPatiently(ctx, cfg.NATS, "ponens serve", log)
 			if err != nil {
 				return err
 			}
@@ -183,7 +183,9 @@ nats.listen.`,
 			}
 			ctx, stop := commandContext(cmd)
 			defer stop()
-			nc, js, err := openStreams(ctx, cfg.NATS, "ponens worker")
+			log := newLogger(cmd, cfg.Log.Level)
+			setMemoryLimit(cfg.Runtime, log)
+			nc, js, err := openStreamsPatiently(ctx, cfg.NATS, "ponens worker", log)
 			if err != nil {
 				return err
 			}
@@ -192,8 +194,6 @@ nats.listen.`,
 				host, _ := os.Hostname()
 				name = fmt.Sprintf("%s-%d", host, os.Getpid())
 			}
-			log := newLogger(cmd, cfg.Log.Level)
-			setMemoryLimit(cfg.Runtime, log)
 			w, err := worker.New(nc, js, workerOptions(name, subjectsOf(cfg), set, js, log, cfg))
 			if err != nil {
 				return err

@@ -25,7 +25,7 @@ func Decide(ctx context.Context, nc *nats.Conn, subjects schema.Subjects, runID 
 	}
 	wait := 20 * time.Millisecond
 	for {
-		d, retry, err := decideOnce(ctx, nc, subjects.Decide(subjects.PartitionOf(runID)), runID, body)
+		d, retry, err := decideOnce(ctx, nc, subjects, runID, body)
 		if !retry {
 			return d, err
 		}
@@ -39,10 +39,12 @@ func Decide(ctx context.Context, nc *nats.Conn, subjects schema.Subjects, runID 
 }
 
 // decideOnce asks once; retry says whether asking again may succeed.
-func decideOnce(ctx context.Context, nc *nats.Conn, subject, runID string, body []byte) (d monitor.Decision, retry bool, err error) {
-	msg, err := nc.RequestWithContext(ctx, subject, body)
+func decideOnce(ctx context.Context, nc *nats.Conn, subjects schema.Subjects, runID string, body []byte) (d monitor.Decision, retry bool, err error) {
+	k := subjects.PartitionOf(runID)
+	msg, err := nc.RequestWithContext(ctx, subjects.Decide(k), body)
 	if errors.Is(err, nats.ErrNoResponders) {
-		return d, true, fmt.Errorf("decide: no worker owns the partition of run %q yet", runID)
+		return d, true, fmt.Errorf("decide: no worker answers on %s for run %q: no worker owns partition %d yet, or the stream has fewer than the client's %d partitions",
+			subjects.Decide(k), runID, k, subjects.Partitions)
 	}
 	if err != nil {
 		return d, false, fmt.Errorf("decide: %w", err)

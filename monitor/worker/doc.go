@@ -15,6 +15,15 @@
 // pinned-client priority groups because pinning never moves a partition to a
 // worker that joins: rebalancing needs an assignment every worker agrees on.
 //
+// # Start
+//
+// Run first checks the stream's partitioning, makes the buckets and writes
+// the rule manifest. While NATS cannot answer (ingest.Unavailable: requests
+// timing out, as in a cluster without a quorum, or JetStream temporarily
+// unavailable) it waits and tries again as long as its context lasts; a
+// refusal (a partitioning, replica count or permission the server rejects,
+// a manifest entry that does not parse) ends it with the error.
+//
 // # Exactly-once verdicts
 //
 // A partition is consumed, in stream order, by a durable pull consumer that

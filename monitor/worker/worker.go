@@ -170,29 +170,32 @@ func (w *Worker) Owned() []int {
 // Run takes part in the fleet until ctx ends: it keeps its membership
 // alive, takes the partitions rendezvous hashing gives it over the live
 // workers (moving them when workers join or leave), and processes them.
-// When ctx ends it checkpoints and releases every partition. It returns an
-// error only when it cannot start: the stream is partitioned otherwise than
-// its options say (ErrPartitionChange); while NATS does not answer (a
-// cluster still electing its leaders) it waits and tries again.
+// When ctx ends it checkpoints and releases every partition.
+//
+// At start it makes its buckets and writes the rule manifest. While NATS
+// cannot answer (ingest.Unavailable: a request timing out, a cluster still
+// electing its leaders) it logs, waits and tries again, for as long as ctx
+// lasts; a Reload meanwhile replaces the rules it will start with. Any
+// other start error is returned: the stream partitioned otherwise than
+// its options say (ErrPartitionChange), a configuration the server
+// refuses (Replicas above the cluster's size), missing permissions, a
+// manifest entry that does not parse. Once started it returns nil.
 func (w *Worker) Run(ctx context.Context) error {
 	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 5*time.Second) {
 		err := w.start(ctx)
-		switch {
-		case err == nil:
-		case errors.Is(err, ingest.ErrPartitionChange):
-			return err
-		case ctx.Err() != nil:
-			return nil
-		default:
-			w.opts.Logger.Warn("worker: starting; trying again", "worker", w.opts.ID, "in", wait, "err", err)
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-time.After(wait):
-			}
-			continue
+		if err == nil {
+			break
 		}
-		break
+		if ctx.Err() != nil {
+			return nil
+		}
+		if !ingest.Unavailable(err) {
+			return err
+		}
+		w.opts.Logger.Warn("worker: NATS is not available yet; trying again", "worker", w.opts.ID, "in", wait, "err", err)
+		if err := w.waitStarting(ctx, wait); err != nil {
+			return nil
+		}
 	}
 	tick := time.NewTicker(w.opts.LeaseTTL / 3)
 	defer tick.Stop()
@@ -219,7 +222,8 @@ func (w *Worker) Run(ctx context.Context) error {
 // verdicts of every open run so far, as if they had been in force from the
 // run's start; unchanged rules repeat nothing; removed rules stop. It
 // returns what changed, or an error (and the old rules stay in force) when
-// the manifest cannot be written. It waits for Run to take the request.
+// the manifest cannot be written. It waits for Run to take the request;
+// while Run waits for NATS at start it returns ErrStarting.
 func (w *Worker) Reload(ctx context.Context, set *ruleset.Set) ([]RuleChange, error) {
 	req := reloadReq{set: set, reply: make(chan reloadResult, 1)}
 	select {
@@ -232,6 +236,33 @@ func (w *Worker) Reload(ctx context.Context, set *ruleset.Set) ([]RuleChange, er
 		return res.changes, res.err
 	case <-ctx.Done():
 		return nil, ctx.Err()
+	}
+}
+
+// ErrStarting is what Reload returns while the worker waits for NATS at
+// start: the new rules, which compile, replace those it will start with,
+// and the start logs what changed against the manifest.
+var ErrStarting = errors.New("worker: not started yet (waiting for NATS): the new rules take effect when it starts")
+
+// waitStarting waits d between two start attempts, taking reloads: a rule
+// set that compiles replaces the one to start with. It returns ctx's error
+// when ctx ends first.
+func (w *Worker) waitStarting(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+			return nil
+		case req := <-w.reloads:
+			err := compiles(req.set)
+			if err == nil {
+				w.opts.Rules, err = req.set, ErrStarting
+			}
+			req.reply <- reloadResult{nil, err}
+		}
 	}
 }
 

@@ -554,4 +554,17 @@ func TestPartitionCountMismatch(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "the client's partition count differs from the stream's") {
 		t.Errorf("decision asked of the wrong partition: %+v, %v", d, err)
 	}
+	beyond := ""
+	for i := 0; beyond == "" && i < 10000; i++ {
+		if id := fmt.Sprintf("run-%d", i); other.PartitionOf(id) >= testPartitions {
+			beyond = id
+		}
+	}
+	bctx, bcancel := context.WithTimeout(context.Background(), time.Second)
+	defer bcancel()
+	d, err = jetstream.Decide(bctx, nc, other, beyond, &schema.Action{ID: 1, Type: "GitCommit"})
+	want := fmt.Sprintf("no worker owns partition %d yet, or the stream has fewer than the client's %d partitions", other.PartitionOf(beyond), other.Partitions)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("decision asked of a partition the stream does not have: %+v, %v; want %q", d, err, want)
+	}
 }

@@ -1,0 +1,117 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	natsjs "github.com/nats-io/nats.go/jetstream"
+
+	"github.com/ponens/ponens/ingest/jetstream"
+	"github.com/ponens/ponens/ingest/jetstream/jstest"
+)
+
+// runWithin runs w until it returns or d passes, and returns its error and
+// whether it returned in time.
+func runWithin(w *Worker, d time.Duration) (error, bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() { errc <- w.Run(ctx) }()
+	select {
+	case err := <-errc:
+		return err, true
+	case <-time.After(d + time.Second):
+		return nil, false
+	}
+}
+
+// A configuration the server refuses is no reason to wait: replicated
+// buckets on a single node fail the start at once.
+func TestStartFailsOnRefusedReplicas(t *testing.T) {
+	nc, js := startJS(t)
+	w, err := New(nc, js, Options{ID: "w", Subjects: subjects, Rules: rules(t), Logger: quiet, Replicas: 3, DeadLetter: deadLetters(js)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err, returned := runWithin(w, 10*time.Second)
+	if !returned || err == nil || !strings.Contains(err.Error(), "key-value buckets") {
+		t.Fatalf("worker with 3 replicas on one node: returned %v, err %v; want a key-value bucket error", returned, err)
+	}
+	if jetstream.Unavailable(err) {
+		t.Errorf("%v counts as unavailability", err)
+	}
+}
+
+// A manifest entry that does not parse is reported, not waited on.
+func TestStartFailsOnCorruptManifest(t *testing.T) {
+	nc, js := startJS(t)
+	set := rules(t)
+	ctx := context.Background()
+	kv, err := js.CreateKeyValue(ctx, natsjs.KeyValueConfig{Bucket: bucket(subjects.Prefix, "rules")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Put(ctx, manifestKey(set.Rules[0].ID), []byte("not json")); err != nil {
+		t.Fatal(err)
+	}
+	w, err := New(nc, js, Options{ID: "w", Subjects: subjects, Rules: set, Logger: quiet, DeadLetter: deadLetters(js)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err, returned := runWithin(w, 10*time.Second)
+	if !returned || err == nil || !strings.Contains(err.Error(), set.Rules[0].ID) {
+		t.Fatalf("corrupt manifest entry: returned %v, err %v; want an error naming rule %s", returned, err, set.Rules[0].ID)
+	}
+}
+
+// While the cluster has no quorum (two nodes of three down) JetStream does
+// not answer: the worker waits, owns nothing, takes a reload for the rules
+// it will start with, and starts once a node comes back.
+func TestStartWaitsForQuorum(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a three-node cluster")
+	}
+	c := jstest.Cluster(t, 3)
+	nc, js := c.Connect()
+	cfg := jetstream.StreamConfig{Prefix: subjects.Prefix, Partitions: testPartitions, Duplicates: 10 * time.Minute, Replicas: 3}
+	if err := jetstream.Provision(context.Background(), js, cfg); err != nil {
+		t.Fatal(err)
+	}
+	c.Stop(1)
+	c.Stop(2)
+	set := rules(t)
+	w, err := New(nc, js, Options{ID: "w", Subjects: subjects, Rules: set, Logger: slog.New(slog.NewTextHandler(t.Output(), nil)),
+		LeaseTTL: 2 * time.Second, Replicas: 3, DeadLetter: deadLetters(js)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- w.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-errc; err != nil {
+			t.Errorf("Run = %v, want nil", err)
+		}
+	}()
+	select {
+	case err := <-errc:
+		errc <- err
+		t.Fatalf("Run returned %v without a quorum; want it to wait", err)
+	case <-time.After(2 * time.Second):
+	}
+	rctx, rcancel := context.WithTimeout(ctx, 5*time.Second)
+	defer rcancel()
+	if _, err := w.Reload(rctx, set); !errors.Is(err, ErrStarting) {
+		t.Errorf("Reload while starting = %v, want ErrStarting", err)
+	}
+	if len(w.Owned()) != 0 {
+		t.Errorf("owns %v without a quorum", w.Owned())
+	}
+	c.Restart(1)
+	waitFor(t, 90*time.Second, "the partitions to be owned once the quorum is back", func() bool { return len(w.Owned()) == testPartitions })
+}
