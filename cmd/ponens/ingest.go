@@ -183,8 +183,13 @@ func dialStreams(ctx context.Context, c config.NATSConfig, name string, wait tim
 		return nil, nil, exitWith(exitNotStored, "%s: connect to %s: %v", name, url, err)
 	}
 	js, err := natsjs.New(nc, natsjs.WithPublishAsyncTimeout(jetstream.DefaultTimeout))
-	deadline := time.Now().Add(wait)
-	for pause := 250 * time.Millisecond; err == nil; pause = min(2*pause, 5*time.Second) {
+	if err != nil {
+		nc.Close()
+		return nil, nil, exitWith(exitNotStored, "%s: %s: %v", name, url, err)
+	}
+	start := time.Now()
+	deadline := start.Add(wait)
+	for pause := 250 * time.Millisecond; ; pause = min(2*pause, 5*time.Second) {
 		err = provisionWithin(ctx, js, c, wait > 0, time.Until(deadline))
 		if err == nil || !jetstream.Unavailable(err) || ctx.Err() != nil || time.Until(deadline) < pause {
 			break
@@ -195,18 +200,23 @@ func dialStreams(ctx context.Context, c config.NATSConfig, name string, wait tim
 		case <-time.After(pause):
 		}
 	}
-	switch {
-	case err == nil:
+	if err == nil {
 		return nc, js, nil
+	}
+	connected := nc.IsConnected()
+	nc.Close()
+	waited := time.Since(start).Round(100 * time.Millisecond)
+	switch {
 	case errors.Is(err, jetstream.ErrPartitionChange):
-		nc.Close()
 		return nil, nil, exitWith(exitBadInput, "%s: %v", name, err)
-	case !nc.IsConnected():
-		nc.Close()
-		return nil, nil, exitWith(exitNotStored, "%s: %s not reachable (waited %s, nats.start_wait): %v", name, url, wait, err)
-	default:
-		nc.Close()
+	case ctx.Err() != nil:
+		return nil, nil, exitWith(exitNotStored, "%s: stopped after waiting %s for %s: %v", name, waited, url, err)
+	case !jetstream.Unavailable(err):
 		return nil, nil, exitWith(exitNotStored, "%s: %s: %v", name, url, err)
+	case !connected:
+		return nil, nil, exitWith(exitNotStored, "%s: %s not reachable (waited %s, nats.start_wait %s): %v", name, url, waited, wait, err)
+	default:
+		return nil, nil, exitWith(exitNotStored, "%s: %s: JetStream did not answer (waited %s, nats.start_wait %s): %v", name, url, waited, wait, err)
 	}
 }
 

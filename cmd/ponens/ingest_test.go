@@ -74,7 +74,7 @@ func startIngest(t *testing.T, args ...string) (string, func() int) {
 		}
 	}
 	t.Cleanup(func() { cancel(); <-done })
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(20 * time.Second)
 	for {
 		if m := listening.FindStringSubmatch(stderr.String()); m != nil {
 			return m[1], stop
@@ -149,7 +149,7 @@ func TestIngestNoServer(t *testing.T) {
 	}
 	t.Setenv("PONENS_NATS_START_WAIT", "2s")
 	_, stderr, code = runPonens(t, "ingest", "--url", "nats://127.0.0.1:1", "--listen", "127.0.0.1:0")
-	if code != exitNotStored || !strings.Contains(stderr, "nats://127.0.0.1:1 not reachable (waited 2s, nats.start_wait)") {
+	if code != exitNotStored || !strings.Contains(stderr, "nats://127.0.0.1:1 not reachable (waited 2s, nats.start_wait 2s)") {
 		t.Errorf("start_wait 2s: exit %d, %q", code, stderr)
 	}
 	_, stderr, code = runPonens(t, "ingest", "--listen", "nowhere")
@@ -158,13 +158,17 @@ func TestIngestNoServer(t *testing.T) {
 	}
 }
 
-// A gateway started before its NATS server waits for it (nats.start_wait)
-// and serves once it is up.
+// A gateway started before its NATS server waits for it (nats.start_wait),
+// over more than one attempt (each gives up after 5 s), and serves once it
+// is up.
 func TestIngestWaitsForTheServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits 6 s for a server")
+	}
 	addr := freeAddr(t)
 	t.Setenv("PONENS_NATS_START_WAIT", "30s")
 	go func() {
-		time.Sleep(1500 * time.Millisecond)
+		time.Sleep(6500 * time.Millisecond)
 		srv, err := jetstream.StartEmbedded(jetstream.EmbeddedOptions{Listen: addr, StoreDir: t.TempDir(), Name: "late"})
 		if err != nil {
 			t.Error(err)

@@ -66,13 +66,21 @@ func (rw *ruleWatcher) what() string {
 	return "reloaded on SIGHUP"
 }
 
-// run reloads until ctx ends, then stops watching.
+// close stops watching. A SIGHUP then has its default effect again.
+func (rw *ruleWatcher) close() {
+	signal.Stop(rw.hup)
+	if rw.files != nil {
+		rw.files.Close()
+	}
+}
+
+// run reloads until ctx ends. A SIGHUP or a change that came between
+// watchRules and run (while the command waited for NATS) is acted on
+// first.
 func (rw *ruleWatcher) run(ctx context.Context, log *slog.Logger, out io.Writer, workers []*worker.Worker) error {
-	defer signal.Stop(rw.hup)
 	var changed <-chan fsnotify.Event
 	var watchErrs <-chan error
 	if rw.files != nil {
-		defer rw.files.Close()
 		changed, watchErrs = rw.files.Events, rw.files.Errors
 	}
 	var due <-chan time.Time

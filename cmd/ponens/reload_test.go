@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ponens/ponens/config"
+	"github.com/ponens/ponens/ingest/jetstream"
 	"github.com/ponens/ponens/monitor/worker"
 )
 
@@ -167,8 +167,7 @@ func TestRuleWatcherConcerns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rw.files.Close()
-	defer signal.Stop(rw.hup)
+	defer rw.close()
 	for name, want := range map[string]bool{
 		file:                                    true,
 		filepath.Join(dir, "b.yaml"):            false,
@@ -202,8 +201,7 @@ func TestRuleWatcherPaths(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rw.files.Close()
-	defer signal.Stop(rw.hup)
+	defer rw.close()
 	for name, want := range map[string]bool{
 		"./b.yaml":                    true,
 		filepath.Join(dir, "a.yaml"):  true,
@@ -247,8 +245,7 @@ func TestRuleWatcherLinks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rw.files.Close()
-	defer signal.Stop(rw.hup)
+	defer rw.close()
 	if err := os.Mkdir(filepath.Join(tree, "new"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -264,5 +261,66 @@ func TestRuleWatcherLinks(t *testing.T) {
 		if got := rw.concerns(name); got != want {
 			t.Errorf("concerns(%s) = %v, want %v", name, got, want)
 		}
+	}
+}
+
+// TestWorkerWaitsForNATS: `ponens worker` started before its NATS server
+// waits for it (nats.start_wait); a SIGHUP meanwhile does not kill it but
+// reloads the rules once the worker runs.
+func TestWorkerWaitsForNATS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for a server")
+	}
+	addr := freeAddr(t)
+	t.Setenv("PONENS_NATS_START_WAIT", "30s")
+	ctx, cancel := context.WithCancel(context.Background())
+	var stdout, stderr syncBuffer
+	root := newRootCommand()
+	root.SetOut(&stdout)
+	root.SetErr(&stderr)
+	root.SetArgs([]string{"worker", "--url", "nats://" + addr, "--rules", copyDir(t, "../../examples/rules"), "--name", "late"})
+	var runErr error
+	done := make(chan struct{})
+	go func() { defer close(done); runErr = root.ExecuteContext(ctx) }()
+	defer func() {
+		cancel()
+		select {
+		case <-done:
+			if runErr != nil {
+				t.Errorf("ponens worker: %v\n%s", runErr, stderr.String())
+			}
+		case <-time.After(20 * time.Second):
+			t.Error("ponens worker did not stop")
+		}
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(stderr.String(), "NATS is not available yet; trying again") {
+		if time.Now().After(deadline) {
+			t.Fatalf("ponens worker does not say it waits:\n%s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := jetstream.StartEmbedded(jetstream.EmbeddedOptions{Listen: addr, StoreDir: t.TempDir(), Name: "late"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown) // after the worker has stopped (the deferred cancel)
+	deadline = time.Now().Add(20 * time.Second)
+	for !strings.Contains(stdout.String(), "rules     reloaded (SIGHUP)") {
+		select {
+		case <-done:
+			t.Fatalf("ponens worker stopped: %v\n%s\n%s", runErr, stdout.String(), stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no reload after the SIGHUP:\n%s\n%s", stdout.String(), stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !strings.Contains(stdout.String(), "worker late on nats://"+addr) {
+		t.Errorf("the worker does not report its start:\n%s", stdout.String())
 	}
 }

@@ -101,6 +101,11 @@ it. Stops cleanly on SIGINT or SIGTERM.`,
 				cfg.NATS.URL = srv.ClientURL()
 				fmt.Fprintf(out, "nats      %s (embedded, JetStream in %s)\n", cfg.NATS.URL, cfg.NATS.StoreDir)
 			}
+			rw, err := watchRules(&rf, cfg) // before the wait for NATS: a SIGHUP meanwhile reloads once the workers run
+			if err != nil {
+				return exitWith(exitBadInput, "ponens serve: %v", err)
+			}
+			defer rw.close()
 			nc, js, err := openStreamsPatiently(ctx, cfg.NATS, "ponens serve", log)
 			if err != nil {
 				return err
@@ -111,10 +116,6 @@ it. Stops cleanly on SIGINT or SIGTERM.`,
 			fmt.Fprintf(out, "verdicts  stream %s (%s)\n", schema.StreamVerdicts, sub.VerdictsIn())
 			fmt.Fprintf(out, "alerts    %s.alerts.<rule>\n", sub.Prefix)
 			fmt.Fprintf(out, "decide    request %s.decide.<partition>\n", sub.Prefix)
-			rw, err := watchRules(&rf, cfg)
-			if err != nil {
-				return exitWith(exitBadInput, "ponens serve: %v", err)
-			}
 			fmt.Fprintf(out, "rules     %d loaded, %s\n", len(set.Rules), rw.what())
 			g, gctx := errgroup.WithContext(ctx)
 			g.Go(func() error { return runGateway(gctx, cfg, nc, js, log, out) })
@@ -185,6 +186,11 @@ nats.listen.`,
 			defer stop()
 			log := newLogger(cmd, cfg.Log.Level)
 			setMemoryLimit(cfg.Runtime, log)
+			rw, err := watchRules(&rf, cfg) // before the wait for NATS: a SIGHUP meanwhile reloads once the worker runs
+			if err != nil {
+				return exitWith(exitBadInput, "ponens worker: %v", err)
+			}
+			defer rw.close()
 			nc, js, err := openStreamsPatiently(ctx, cfg.NATS, "ponens worker", log)
 			if err != nil {
 				return err
@@ -197,10 +203,6 @@ nats.listen.`,
 			w, err := worker.New(nc, js, workerOptions(name, subjectsOf(cfg), set, js, log, cfg))
 			if err != nil {
 				return err
-			}
-			rw, err := watchRules(&rf, cfg)
-			if err != nil {
-				return exitWith(exitBadInput, "ponens worker: %v", err)
 			}
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "worker %s on %s, %d rules %s\n", name, natsURL(cfg.NATS), len(set.Rules), rw.what())

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	natsjs "github.com/nats-io/nats.go/jetstream"
 
 	"github.com/ponens/ponens/schema"
@@ -148,6 +149,8 @@ func CheckPartitions(ctx context.Context, js natsjs.JetStream, subjects schema.S
 	switch {
 	case errors.Is(err, natsjs.ErrStreamNotFound):
 		return nil
+	case errors.Is(err, nats.ErrNoResponders): // every JetStream server answers the API: there is none
+		return fmt.Errorf("stream %s: %w (no server answers the JetStream API: not enabled, or another domain)", schema.StreamEvents, natsjs.ErrJetStreamNotEnabled)
 	case err != nil:
 		return fmt.Errorf("stream %s: %w", schema.StreamEvents, err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ponens/ponens/ingest/jetstream"
 	"github.com/ponens/ponens/ingest/jetstream/jstest"
+	"github.com/ponens/ponens/schema"
 )
 
 func TestUnavailable(t *testing.T) {
@@ -25,10 +26,13 @@ func TestUnavailable(t *testing.T) {
 		{"nil", nil, false},
 		{"request timeout", fmt.Errorf("wrapped: %w", context.DeadlineExceeded), true},
 		{"nats timeout", nats.ErrTimeout, true},
-		{"no responders", nats.ErrNoResponders, false},
+		{"no responders (a stream leader being elected)", nats.ErrNoResponders, true},
 		{"reconnecting", nats.ErrConnectionReconnecting, true},
 		{"cluster not available (503, 10008)", api(503, 10008), true},
 		{"replicas refused on one node (500, 10074)", api(500, 10074), false},
+		{"stream offline (500, 10118)", api(500, 10118), true},
+		{"placement with a peer offline (400, 10005)", &natsjs.APIError{Code: 400, ErrorCode: 10005, Description: "no suitable peers for placement, peer offline"}, true},
+		{"placement without storage (400, 10005)", &natsjs.APIError{Code: 400, ErrorCode: 10005, Description: "no suitable peers for placement, insufficient storage"}, false},
 		{"permission", nats.ErrPermissionViolation, false},
 		{"jetstream not enabled", natsjs.ErrJetStreamNotEnabled, false},
 		{"jetstream not enabled (API)", api(503, natsjs.JSErrCodeJetStreamNotEnabled), false},
@@ -55,8 +59,8 @@ func TestNotAvailableOnADomainNobodyServes(t *testing.T) {
 	if err == nil || jetstream.Unavailable(err) {
 		t.Fatalf("bucket on a domain nobody serves: %v; want an error that is not unavailability", err)
 	}
-	_, err = js.Stream(ctx, "EVENTS")
+	err = jetstream.CheckPartitions(ctx, js, schema.Subjects{Prefix: "ponens", Partitions: 8})
 	if err == nil || jetstream.Unavailable(err) {
-		t.Fatalf("stream on a domain nobody serves: %v; want an error that is not unavailability", err)
+		t.Fatalf("partition check on a domain nobody serves: %v; want an error that is not unavailability", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/ponens/ponens/ingest/jetstream"
 	"github.com/ponens/ponens/ingest/jetstream/jstest"
+	"github.com/ponens/ponens/policy/ruleset"
 )
 
 // runWithin runs w until it returns or d passes, and returns its error and
@@ -104,9 +106,11 @@ func TestStartWaitsForQuorum(t *testing.T) {
 		t.Fatalf("Run returned %v without a quorum; want it to wait", err)
 	case <-time.After(2 * time.Second):
 	}
+	without := *set
+	without.Rules = slices.DeleteFunc(slices.Clone(set.Rules), func(r *ruleset.Rule) bool { return r.ID == "tests_before_commit" })
 	rctx, rcancel := context.WithTimeout(ctx, 5*time.Second)
 	defer rcancel()
-	if _, err := w.Reload(rctx, set); !errors.Is(err, ErrStarting) {
+	if _, err := w.Reload(rctx, &without); !errors.Is(err, ErrStarting) {
 		t.Errorf("Reload while starting = %v, want ErrStarting", err)
 	}
 	if len(w.Owned()) != 0 {
@@ -114,4 +118,12 @@ func TestStartWaitsForQuorum(t *testing.T) {
 	}
 	c.Restart(1)
 	waitFor(t, 90*time.Second, "the partitions to be owned once the quorum is back", func() bool { return len(w.Owned()) == testPartitions })
+	inForce, _ := w.currentRules()
+	var ids []string
+	for _, r := range inForce.Rules {
+		ids = append(ids, r.ID)
+	}
+	if len(ids) != len(without.Rules) || slices.Contains(ids, "tests_before_commit") {
+		t.Errorf("rules in force after the start: %v; want the %d reloaded while waiting, without tests_before_commit", ids, len(without.Rules))
+	}
 }
