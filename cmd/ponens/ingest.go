@@ -191,9 +191,14 @@ func dialStreams(ctx context.Context, c config.NATSConfig, name string, wait tim
 	deadline := start.Add(wait)
 	for pause := 250 * time.Millisecond; ; pause = min(2*pause, 5*time.Second) {
 		err = provisionWithin(ctx, js, c, wait > 0, time.Until(deadline))
-		if err == nil || !jetstream.Unavailable(err) || ctx.Err() != nil || time.Until(deadline) < pause {
+		if refused := jetstream.Refusal(nc, err); refused != nil {
+			err = refused
+		}
+		left := time.Until(deadline)
+		if err == nil || !jetstream.Unavailable(err) || ctx.Err() != nil || left <= 0 {
 			break
 		}
+		pause = min(pause, left)
 		log.Warn("NATS is not available yet; trying again", "url", url, "connected", nc.IsConnected(), "in", pause, "err", err)
 		select {
 		case <-ctx.Done():

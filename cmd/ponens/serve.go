@@ -92,6 +92,12 @@ it. Stops cleanly on SIGINT or SIGTERM.`,
 			out := cmd.OutOrStdout()
 			log := newLogger(cmd, cfg.Log.Level)
 			setMemoryLimit(cfg.Runtime, log)
+			// Before NATS starts or is waited for: a SIGHUP meanwhile reloads once the workers run.
+			rw, err := watchRules(&rf, cfg)
+			if err != nil {
+				return exitWith(exitBadInput, "ponens serve: %v", err)
+			}
+			defer rw.close()
 			if cfg.NATS.URL == "" {
 				srv, err := jetstream.StartEmbedded(jetstream.EmbeddedOptions{Listen: cfg.NATS.Listen, StoreDir: filepath.Clean(cfg.NATS.StoreDir), Name: "ponens"})
 				if err != nil {
@@ -101,11 +107,6 @@ it. Stops cleanly on SIGINT or SIGTERM.`,
 				cfg.NATS.URL = srv.ClientURL()
 				fmt.Fprintf(out, "nats      %s (embedded, JetStream in %s)\n", cfg.NATS.URL, cfg.NATS.StoreDir)
 			}
-			rw, err := watchRules(&rf, cfg) // before the wait for NATS: a SIGHUP meanwhile reloads once the workers run
-			if err != nil {
-				return exitWith(exitBadInput, "ponens serve: %v", err)
-			}
-			defer rw.close()
 			nc, js, err := openStreamsPatiently(ctx, cfg.NATS, "ponens serve", log)
 			if err != nil {
 				return err

@@ -97,7 +97,7 @@ func Provision(ctx context.Context, js natsjs.JetStream, cfg StreamConfig) error
 		return fmt.Errorf("provision: partitions must be at least 1, got %d", cfg.Partitions)
 	}
 	for _, sc := range cfg.streams() {
-		st, err := js.Stream(ctx, sc.Name)
+		st, err := stream(ctx, js, sc.Name)
 		switch {
 		case errors.Is(err, natsjs.ErrStreamNotFound):
 			if _, err := js.CreateStream(ctx, sc); err != nil {
@@ -145,17 +145,28 @@ func checkPartitions(have, want natsjs.StreamConfig) error {
 // wrong partitions. A missing stream is not an error here (Provision makes
 // it).
 func CheckPartitions(ctx context.Context, js natsjs.JetStream, subjects schema.Subjects) error {
-	st, err := js.Stream(ctx, schema.StreamEvents)
+	st, err := stream(ctx, js, schema.StreamEvents)
 	switch {
 	case errors.Is(err, natsjs.ErrStreamNotFound):
 		return nil
-	case errors.Is(err, nats.ErrNoResponders): // every JetStream server answers the API: there is none
-		return fmt.Errorf("stream %s: %w (no server answers the JetStream API: not enabled, or another domain)", schema.StreamEvents, natsjs.ErrJetStreamNotEnabled)
 	case err != nil:
 		return fmt.Errorf("stream %s: %w", schema.StreamEvents, err)
 	}
 	want := StreamConfig{Prefix: subjects.Prefix, Partitions: subjects.Partitions}.streams()[0]
 	return checkPartitions(st.CachedInfo().Config, want)
+}
+
+// stream looks a stream up. Every JetStream server answers the stream API
+// (it subscribes before it accepts clients), so no responders there means
+// no JetStream: ErrJetStreamNotEnabled, a refusal, where the client
+// returns a bare nats.ErrNoResponders, which Unavailable must take for a
+// cluster settling elsewhere (direct gets).
+func stream(ctx context.Context, js natsjs.JetStream, name string) (natsjs.Stream, error) {
+	st, err := js.Stream(ctx, name)
+	if errors.Is(err, nats.ErrNoResponders) {
+		return nil, fmt.Errorf("%w (no server answers the JetStream API: not enabled, or another domain)", natsjs.ErrJetStreamNotEnabled)
+	}
+	return st, err
 }
 
 // partitionsOf returns N of a partition transform destination.

@@ -3,8 +3,10 @@ package jetstream
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 
+	"github.com/nats-io/nats.go"
 	natsjs "github.com/nats-io/nats.go/jetstream"
 )
 
@@ -45,4 +47,18 @@ func Unavailable(err error) bool {
 		return false
 	}
 	return errors.Is(err, context.DeadlineExceeded) || Retryable(err)
+}
+
+// Refusal returns the error a request that failed with err on nc stands
+// for when that is a refusal in disguise: the server denies publishing
+// to the JetStream API (a permission violation arrives asynchronously, and
+// the request itself only times out). Otherwise it returns nil.
+func Refusal(nc *nats.Conn, err error) error {
+	if err == nil {
+		return nil
+	}
+	if last := nc.LastError(); errors.Is(last, nats.ErrPermissionViolation) {
+		return fmt.Errorf("%w (%v)", last, err)
+	}
+	return nil
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 	natsjs "github.com/nats-io/nats.go/jetstream"
 
 	"github.com/ponens/ponens/ingest/jetstream"
@@ -125,5 +127,40 @@ func TestStartWaitsForQuorum(t *testing.T) {
 	}
 	if len(ids) != len(without.Rules) || slices.Contains(ids, "tests_before_commit") {
 		t.Errorf("rules in force after the start: %v; want the %d reloaded while waiting, without tests_before_commit", ids, len(without.Rules))
+	}
+}
+
+// A user the server denies the JetStream API fails the start: the denial
+// arrives asynchronously and the request only times out, which alone
+// would look like a cluster settling.
+func TestStartFailsWhenTheJetStreamAPIIsDenied(t *testing.T) {
+	o := &server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true,
+		Users: []*server.User{{Username: "w", Password: "pw", Permissions: &server.Permissions{
+			Publish: &server.SubjectPermission{Deny: []string{"$JS.API.>"}}}}}}
+	s, err := server.NewServer(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		t.Fatal("the NATS server is not ready")
+	}
+	defer s.Shutdown()
+	nc, err := nats.Connect(s.ClientURL(), nats.UserInfo("w", "pw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := natsjs.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := New(nc, js, Options{ID: "w", Subjects: subjects, Rules: rules(t), Logger: slog.New(slog.NewTextHandler(t.Output(), nil)), DeadLetter: deadLetters(js)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err, returned := runWithin(w, 20*time.Second)
+	if !returned || !errors.Is(err, nats.ErrPermissionViolation) {
+		t.Fatalf("JetStream API denied: returned %v, err %v; want a permissions violation", returned, err)
 	}
 }

@@ -182,7 +182,7 @@ func (w *Worker) Owned() []int {
 // manifest entry that does not parse. Once started it returns nil.
 func (w *Worker) Run(ctx context.Context) error {
 	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 5*time.Second) {
-		err := w.start(ctx)
+		err := w.startWithin(ctx, startAttempt)
 		if err == nil {
 			break
 		}
@@ -191,6 +191,9 @@ func (w *Worker) Run(ctx context.Context) error {
 		}
 		if !ingest.Unavailable(err) {
 			return err
+		}
+		if refused := ingest.Refusal(w.nc, err); refused != nil {
+			return fmt.Errorf("worker: %w", refused)
 		}
 		w.opts.Logger.Warn("worker: NATS is not available yet; trying again", "worker", w.opts.ID, "in", wait, "err", err)
 		if err := w.waitStarting(ctx, wait); err != nil {
@@ -237,6 +240,19 @@ func (w *Worker) Reload(ctx context.Context, set *ruleset.Set) ([]RuleChange, er
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+// startAttempt bounds one attempt to start: its requests take milliseconds
+// when NATS answers, and a context without a deadline would otherwise
+// leave each to the client's default timeout, one with a distant deadline
+// to that deadline.
+const startAttempt = 5 * time.Second
+
+// startWithin runs start bounded by d.
+func (w *Worker) startWithin(ctx context.Context, d time.Duration) error {
+	actx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	return w.start(actx)
 }
 
 // ErrStarting is what Reload returns while the worker waits for NATS at
