@@ -110,7 +110,7 @@ func TestStartWaitsForQuorum(t *testing.T) {
 	}
 	without := *set
 	without.Rules = slices.DeleteFunc(slices.Clone(set.Rules), func(r *ruleset.Rule) bool { return r.ID == "tests_before_commit" })
-	rctx, rcancel := context.WithTimeout(ctx, 5*time.Second)
+	rctx, rcancel := context.WithTimeout(ctx, 15*time.Second) // the worker takes it between two start attempts (each up to startAttempt)
 	defer rcancel()
 	if _, err := w.Reload(rctx, &without); !errors.Is(err, ErrStarting) {
 		t.Errorf("Reload while starting = %v, want ErrStarting", err)
