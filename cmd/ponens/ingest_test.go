@@ -187,36 +187,18 @@ func TestIngestWaitsForTheServer(t *testing.T) {
 	}
 }
 
-// plainServer starts a NATS server without JetStream on loopback, with opts
-// adjusted by adjust, and returns its client URL.
-func plainServer(t *testing.T, adjust func(*server.Options)) string {
-	t.Helper()
-	o := &server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true}
-	adjust(o)
-	s, err := server.NewServer(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("the NATS server is not ready")
-	}
-	t.Cleanup(s.Shutdown)
-	return s.ClientURL()
-}
-
 // What waiting cannot fix ends the start at once, whatever nats.start_wait
 // says: a server without JetStream, and a user the server denies the
 // JetStream API (the denial comes asynchronously; the request only times
 // out).
 func TestIngestRefusedAtOnce(t *testing.T) {
 	t.Setenv("PONENS_NATS_START_WAIT", "1m")
-	noJS := plainServer(t, func(*server.Options) {})
+	noJS := jstest.Plain(t, func(*server.Options) {})
 	_, stderr, code := runPonens(t, "ingest", "--url", noJS, "--listen", "127.0.0.1:0")
 	if code != exitNotStored || !strings.Contains(stderr, "jetstream not enabled") || strings.Contains(stderr, "waited") {
 		t.Errorf("no JetStream: exit %d, %q; want exit 1 at once, naming JetStream not enabled", code, stderr)
 	}
-	denied := plainServer(t, func(o *server.Options) {
+	denied := jstest.Plain(t, func(o *server.Options) {
 		o.Users = []*server.User{{Username: "agent", Password: "pw", Permissions: &server.Permissions{
 			Publish: &server.SubjectPermission{Allow: []string{"ponens.>"}, Deny: []string{"$JS.API.>"}}}}}
 	})

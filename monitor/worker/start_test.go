@@ -134,19 +134,11 @@ func TestStartWaitsForQuorum(t *testing.T) {
 // arrives asynchronously and the request only times out, which alone
 // would look like a cluster settling.
 func TestStartFailsWhenTheJetStreamAPIIsDenied(t *testing.T) {
-	o := &server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true,
-		Users: []*server.User{{Username: "w", Password: "pw", Permissions: &server.Permissions{
-			Publish: &server.SubjectPermission{Deny: []string{"$JS.API.>"}}}}}}
-	s, err := server.NewServer(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("the NATS server is not ready")
-	}
-	defer s.Shutdown()
-	nc, err := nats.Connect(s.ClientURL(), nats.UserInfo("w", "pw"))
+	url := jstest.Plain(t, func(o *server.Options) {
+		o.Users = []*server.User{{Username: "w", Password: "pw", Permissions: &server.Permissions{
+			Publish: &server.SubjectPermission{Deny: []string{"$JS.API.>"}}}}}
+	})
+	nc, err := nats.Connect(url, nats.UserInfo("w", "pw"))
 	if err != nil {
 		t.Fatal(err)
 	}

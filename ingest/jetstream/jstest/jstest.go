@@ -1,6 +1,7 @@
 // Package jstest starts real NATS servers with JetStream for tests: one
 // embedded server on a random loopback port (Start), or a cluster of them
-// on loopback ports (Cluster) for node-loss tests. Everything they start is
+// on loopback ports (Cluster) for node-loss tests; and a server without
+// JetStream (Plain) for tests of what a client refuses. Everything they start is
 // stopped, and its storage removed, when the test ends.
 package jstest
 
@@ -37,6 +38,25 @@ func Start(t testing.TB) (*server.Server, *nats.Conn, natsjs.JetStream) {
 	})
 	nc, js := Connect(t, s.ClientURL())
 	return s, nc, js
+}
+
+// Plain starts a NATS server without JetStream on a random loopback port,
+// with its options adjusted by adjust (users, permissions), and returns its
+// client URL. It is stopped when the test ends.
+func Plain(t testing.TB, adjust func(*server.Options)) string {
+	t.Helper()
+	o := &server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true}
+	adjust(o)
+	s, err := server.NewServer(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(ReadyTimeout) {
+		t.Fatal("the NATS server is not ready")
+	}
+	t.Cleanup(s.Shutdown)
+	return s.ClientURL()
 }
 
 // Connect connects to url (one or several comma-separated server URLs),
