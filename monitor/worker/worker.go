@@ -182,7 +182,9 @@ func (w *Worker) Owned() []int {
 // manifest entry that does not parse. Once started it returns nil.
 func (w *Worker) Run(ctx context.Context) error {
 	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 5*time.Second) {
-		err := w.startWithin(ctx, startAttempt)
+		actx, cancel := context.WithTimeout(ctx, startAttempt)
+		err := w.start(actx)
+		cancel()
 		if err == nil {
 			break
 		}
@@ -247,13 +249,6 @@ func (w *Worker) Reload(ctx context.Context, set *ruleset.Set) ([]RuleChange, er
 // leave each to the client's default timeout, one with a distant deadline
 // to that deadline.
 const startAttempt = 5 * time.Second
-
-// startWithin runs start bounded by d.
-func (w *Worker) startWithin(ctx context.Context, d time.Duration) error {
-	actx, cancel := context.WithTimeout(ctx, d)
-	defer cancel()
-	return w.start(actx)
-}
 
 // ErrStarting is what Reload returns while the worker waits for NATS at
 // start: the new rules, which compile, replace those it will start with,
