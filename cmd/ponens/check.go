@@ -54,7 +54,9 @@ not parse or cannot be monitored, or a trace that cannot be read.`,
 			if len(errs) > 0 {
 				return exitWith(exitBadInput, "%s", compileProblems(set, errs))
 			}
-			args = traceFiles(args, cmd.ErrOrStderr())
+			if args, err = traceFiles(args, cmd.ErrOrStderr()); err != nil {
+				return err
+			}
 			if len(args) == 0 {
 				return exitWith(exitBadInput, "ponens: no trace files")
 			}

@@ -79,7 +79,11 @@ input.`,
 			if err != nil {
 				return err
 			}
-			runs, err := readTraces(traceFiles(args, cmd.ErrOrStderr()), cfg.Trace.MaxEventBytes)
+			files, err := traceFiles(args, cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			runs, err := readTraces(files, cfg.Trace.MaxEventBytes)
 			if err != nil {
 				return exitWith(exitBadInput, "%v", err)
 			}

@@ -70,13 +70,18 @@ func TestDecideCommand(t *testing.T) {
 		code int
 	}{
 		{[]string{"--json", "--rules", "../../examples/rules", ex + "intent.json"},
-			`{"decision":"deny","rule":"no-env-writes","reason":"Never write .env or secret files","source":"policy.md"}`, exitOK},
+			`{"decision":"deny","rule":"no-env-writes","reason":"Never write .env or secret files","source":"policy.md"}`, exitViolated},
 		{[]string{"--json", "--rules", "../../examples/rules", "--history", ex + "history.jsonl", ex + "commit.json"},
-			`{"decision":"deny","rule":"tests_before_commit","reason":"Every commit is preceded by a test run that completed. (the step would violate P(RunTests ∧ completed))","source":"temporal"}`, exitOK},
+			`{"decision":"deny","rule":"tests_before_commit","reason":"Every commit is preceded by a test run that completed. (the step would violate P(RunTests ∧ completed))","source":"temporal"}`, exitViolated},
 		{[]string{"--json", "--rules", "../../examples/rules", ex + "commit.json"},
-			`{"decision":"deny","rule":"tests_before_commit","reason":"Every commit is preceded by a test run that completed. (the step would violate P(RunTests ∧ completed))","source":"temporal"}`, exitOK},
+			`{"decision":"deny","rule":"tests_before_commit","reason":"Every commit is preceded by a test run that completed. (the step would violate P(RunTests ∧ completed))","source":"temporal"}`, exitViolated},
+		// A --formula denies by default (--mode deny); --mode observe only records.
 		{[]string{"--json", "--formula", "G(GitCommit → P(RunTests))", ex + "commit.json"},
+			`{"decision":"deny","rule":"formula-1","reason":"formula-1 (the step would violate P(RunTests))","source":"temporal"}`, exitViolated},
+		{[]string{"--json", "--formula", "G(GitCommit → P(RunTests))", "--mode", "observe", ex + "commit.json"},
 			`{"decision":"allow","rule":null,"reason":"no rule matched; allowed by default","source":null}`, exitOK},
+		{[]string{"--json", "--formula", "G(GitCommit → P(RunTests))", "--mode", "suspend", ex + "commit.json"},
+			`{"decision":"require_approval","rule":"formula-1","reason":"formula-1 (the step would violate P(RunTests))","source":"temporal"}`, exitViolated},
 	}
 	for _, c := range cases {
 		out, errOut, code := runPonens(t, append([]string{"decide"}, c.args...)...)

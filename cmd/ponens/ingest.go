@@ -24,10 +24,6 @@ import (
 
 func init() { subcommands = append(subcommands, newIngestCommand) }
 
-// exitNotStored is the exit code of publish and ingest when the NATS side
-// failed: events could not be stored.
-const exitNotStored = 1
-
 func newIngestCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "ingest [--listen ADDR] [--url NATS] [--max-body BYTES] [--token TOKEN]",
@@ -66,7 +62,7 @@ cannot be listened on, 2 on a bad configuration.`,
 			}
 			defer nc.Close()
 			if err := runGateway(ctx, cfg, nc, js, log, cmd.ErrOrStderr()); err != nil {
-				return exitWith(exitNotStored, "ponens ingest: %v", err)
+				return exitWith(exitUnavailable, "ponens ingest: %v", err)
 			}
 			return nil
 		},
@@ -180,12 +176,12 @@ func dialStreams(ctx context.Context, c config.NATSConfig, name string, wait tim
 	}
 	nc, err := nats.Connect(url, opts...)
 	if err != nil {
-		return nil, nil, exitWith(exitNotStored, "%s: connect to %s: %v", name, url, err)
+		return nil, nil, exitWith(exitUnavailable, "%s: connect to %s: %v", name, url, err)
 	}
 	js, err := natsjs.New(nc, natsjs.WithPublishAsyncTimeout(jetstream.DefaultTimeout))
 	if err != nil {
 		nc.Close()
-		return nil, nil, exitWith(exitNotStored, "%s: %s: %v", name, url, err)
+		return nil, nil, exitWith(exitUnavailable, "%s: %s: %v", name, url, err)
 	}
 	start := time.Now()
 	deadline := start.Add(wait)
@@ -215,13 +211,13 @@ func dialStreams(ctx context.Context, c config.NATSConfig, name string, wait tim
 	case errors.Is(err, jetstream.ErrPartitionChange):
 		return nil, nil, exitWith(exitBadInput, "%s: %v", name, err)
 	case ctx.Err() != nil:
-		return nil, nil, exitWith(exitNotStored, "%s: stopped after waiting %s for %s: %v", name, waited, url, err)
+		return nil, nil, exitWith(exitUnavailable, "%s: stopped after waiting %s for %s: %v", name, waited, url, err)
 	case !jetstream.Unavailable(err):
-		return nil, nil, exitWith(exitNotStored, "%s: %s: %v", name, url, err)
+		return nil, nil, exitWith(exitUnavailable, "%s: %s: %v", name, url, err)
 	case !connected:
-		return nil, nil, exitWith(exitNotStored, "%s: %s not reachable (waited %s, nats.start_wait %s): %v", name, url, waited, wait, err)
+		return nil, nil, exitWith(exitUnavailable, "%s: %s not reachable (waited %s, nats.start_wait %s): %v", name, url, waited, wait, err)
 	default:
-		return nil, nil, exitWith(exitNotStored, "%s: %s: JetStream did not answer (waited %s, nats.start_wait %s): %v", name, url, waited, wait, err)
+		return nil, nil, exitWith(exitUnavailable, "%s: %s: JetStream did not answer (waited %s, nats.start_wait %s): %v", name, url, waited, wait, err)
 	}
 }
 

@@ -146,12 +146,12 @@ func TestIngest(t *testing.T) {
 func TestIngestNoServer(t *testing.T) {
 	t.Setenv("PONENS_NATS_START_WAIT", "0s")
 	_, stderr, code := runPonens(t, "ingest", "--url", "nats://127.0.0.1:1", "--listen", "127.0.0.1:0")
-	if code != exitNotStored || !strings.Contains(stderr, "connect to nats://127.0.0.1:1") {
+	if code != exitUnavailable || !strings.Contains(stderr, "connect to nats://127.0.0.1:1") {
 		t.Errorf("exit %d, %q", code, stderr)
 	}
 	t.Setenv("PONENS_NATS_START_WAIT", "2s")
 	_, stderr, code = runPonens(t, "ingest", "--url", "nats://127.0.0.1:1", "--listen", "127.0.0.1:0")
-	if code != exitNotStored || !regexp.MustCompile(`nats://127\.0\.0\.1:1 not reachable \(waited 2(\.\d)?s, nats\.start_wait 2s\)`).MatchString(stderr) {
+	if code != exitUnavailable || !regexp.MustCompile(`nats://127\.0\.0\.1:1 not reachable \(waited 2(\.\d)?s, nats\.start_wait 2s\)`).MatchString(stderr) {
 		t.Errorf("start_wait 2s: exit %d, %q", code, stderr)
 	}
 	_, stderr, code = runPonens(t, "ingest", "--listen", "nowhere")
@@ -195,7 +195,7 @@ func TestIngestRefusedAtOnce(t *testing.T) {
 	t.Setenv("PONENS_NATS_START_WAIT", "1m")
 	noJS := jstest.Plain(t, func(*server.Options) {})
 	_, stderr, code := runPonens(t, "ingest", "--url", noJS, "--listen", "127.0.0.1:0")
-	if code != exitNotStored || !strings.Contains(stderr, "jetstream not enabled") || strings.Contains(stderr, "waited") {
+	if code != exitUnavailable || !strings.Contains(stderr, "jetstream not enabled") || strings.Contains(stderr, "waited") {
 		t.Errorf("no JetStream: exit %d, %q; want exit 1 at once, naming JetStream not enabled", code, stderr)
 	}
 	denied := jstest.Plain(t, func(o *server.Options) {
@@ -204,7 +204,7 @@ func TestIngestRefusedAtOnce(t *testing.T) {
 	})
 	url := strings.Replace(denied, "nats://", "nats://agent:pw@", 1)
 	_, stderr, code = runPonens(t, "ingest", "--url", url, "--listen", "127.0.0.1:0")
-	if code != exitNotStored || !strings.Contains(stderr, "permissions violation") || strings.Contains(stderr, "JetStream did not answer") {
+	if code != exitUnavailable || !strings.Contains(stderr, "permissions violation") || strings.Contains(stderr, "JetStream did not answer") {
 		t.Errorf("JetStream API denied: exit %d, %q; want exit 1 after one attempt, naming the permissions violation", code, stderr)
 	}
 }

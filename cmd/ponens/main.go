@@ -4,22 +4,21 @@
 package main
 
 import (
-	"errors"
-	"fmt"
+	"io"
 	"os"
 )
 
 func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run executes the ponens command line args, writing to stdout and stderr,
+// and returns the process exit code (exitCode decides it).
+func run(args []string, stdout, stderr io.Writer) int {
 	root := newRootCommand()
-	if err := root.Execute(); err != nil {
-		var ex *exitError
-		if errors.As(err, &ex) {
-			if ex.msg != "" {
-				fmt.Fprintln(os.Stderr, ex.msg)
-			}
-			os.Exit(ex.code)
-		}
-		fmt.Fprintln(os.Stderr, "ponens:", err)
-		os.Exit(2)
-	}
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	cmd, err := root.ExecuteC()
+	return report(stderr, cmd, err)
 }

@@ -39,7 +39,7 @@ at nats.listen.`,
 			defer nc.Close()
 			hist, err := worker.Manifest(ctx, js, cfg.NATS.Prefix)
 			if err != nil {
-				return exitWith(exitNotStored, "ponens manifest: %v (has a worker run with this prefix?)", err)
+				return exitWith(exitUnavailable, "ponens manifest: %v (has a worker run with this prefix?)", err)
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {

@@ -9,10 +9,7 @@ func init() { subcommands = append(subcommands, newPolicyCommand) }
 var policySubcommands []func() *cobra.Command
 
 func newPolicyCommand() *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "policy",
-		Short: "Validate, inspect and convert policies (LTLf rules and POLICY.md)",
-	}
+	cmd := groupCommand("policy", "Validate, inspect and convert policies (LTLf rules and POLICY.md)")
 	for _, add := range policySubcommands {
 		cmd.AddCommand(add())
 	}

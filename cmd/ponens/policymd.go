@@ -211,10 +211,7 @@ appliesTo contains all or that agent id.`,
 }
 
 func newPolicyCodexCommand() *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "codex",
-		Short: "Convert the discovered POLICY.md files for OpenAI Codex",
-	}
+	cmd := groupCommand("codex", "Convert the discovered POLICY.md files for OpenAI Codex")
 	for _, c := range []struct {
 		use, short string
 		render     func([]*policymd.Policy) string

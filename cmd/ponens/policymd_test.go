@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,21 +17,8 @@ const pmdTestdata = "../../policy/policymd/testdata"
 // stderr and the exit code main would use.
 func runPonens(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
-	root := newRootCommand()
 	var out, errOut bytes.Buffer
-	root.SetOut(&out)
-	root.SetErr(&errOut)
-	root.SetArgs(args)
-	err := root.Execute()
-	code := exitOK
-	if err != nil {
-		var ex *exitError
-		if !errors.As(err, &ex) {
-			t.Fatalf("ponens %v: error without exit code: %v", args, err)
-		}
-		code = ex.code
-		errOut.WriteString(ex.msg)
-	}
+	code := run(args, &out, &errOut)
 	return out.String(), errOut.String(), code
 }
 

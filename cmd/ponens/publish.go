@@ -39,7 +39,10 @@ existing streams, with a message naming the file, line and field.`,
 			if err != nil {
 				return err
 			}
-			files := traceFiles(args, cmd.ErrOrStderr())
+			files, err := traceFiles(args, cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
 			if len(files) == 0 {
 				return exitWith(exitBadInput, "ponens publish: no trace files")
 			}
@@ -65,7 +68,7 @@ existing streams, with a message naming the file, line and field.`,
 					if err := pub.Publish(ctx, &r.Run.Events[i]); err != nil {
 						pub.Close()
 						bar.clear()
-						return exitWith(exitNotStored, "ponens publish: %s: %v", r.Name, err)
+						return exitWith(exitUnavailable, "ponens publish: %s: %v", r.Name, err)
 					}
 					bar.tick()
 				}
@@ -74,7 +77,7 @@ existing streams, with a message naming the file, line and field.`,
 			bar.clear()
 			st := pub.Stats()
 			if err != nil {
-				return exitWith(exitNotStored, "ponens publish: %v (%d of %d events stored, %d failed)", err, st.Stored+st.Duplicates, total, st.Failed)
+				return exitWith(exitUnavailable, "ponens publish: %v (%d of %d events stored, %d failed)", err, st.Stored+st.Duplicates, total, st.Failed)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "published %d events of %d runs from %d files to %s: %d stored, %d already stored\n",
 				total, len(runs), len(files), natsURL(cfg.NATS), st.Stored, st.Duplicates)

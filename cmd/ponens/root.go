@@ -1,48 +1,41 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/spf13/cobra"
 
 	"github.com/ponens/ponens/config"
 )
 
-// Exit codes shared by every subcommand (DESIGN.md §3).
-const (
-	exitOK       = 0 // all satisfied / valid
-	exitViolated = 1 // some rule violated or failed
-	exitBadInput = 2 // unreadable input or usage error
-)
-
-// exitError carries a process exit code out of a cobra RunE. An empty msg
-// means the command already printed what the user needs.
-type exitError struct {
-	code int
-	msg  string
-}
-
-func (e *exitError) Error() string { return fmt.Sprintf("exit %d: %s", e.code, e.msg) }
-
-// exitWith returns an error that makes main exit with code after printing msg.
-func exitWith(code int, format string, args ...any) error {
-	return &exitError{code: code, msg: fmt.Sprintf(format, args...)}
-}
-
 func newRootCommand() *cobra.Command {
 	root := &cobra.Command{
-		Use:           "ponens",
-		Short:         "Runtime monitor for AI coding agents",
+		Use:   "ponens",
+		Short: "Runtime monitor for AI coding agents",
+		Long: `ponens checks what AI coding agents do against temporal-logic policies and
+POLICY.md capability rules: offline over trace files (check, eval, decide),
+or live over a fleet's event stream on NATS JetStream (serve, worker).
+
+Exit codes: 0 all well, 1 a rule violated (or a step not allowed, for
+decide), 2 bad input or usage, 3 a service (NATS) could not be reached.`,
+		Example: `  ponens check --rules examples/rules examples/traces
+  ponens serve --rules examples/rules --demo`,
+		Version:       versionString(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// Every command reads the configuration the same way, so a missing
+		// --config file or an unknown key is refused by each alike.
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			_, err := loadConfig(cmd, nil)
+			return err
+		},
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
-		return exitWith(exitBadInput, "ponens: %v", err)
+		return exitWith(exitBadInput, "%v", err)
 	})
-	root.PersistentFlags().String("config", "", "config file (YAML); PONENS_* environment variables override it")
+	root.PersistentFlags().String("config", "", "read the settings from this YAML `FILE`; PONENS_* environment variables and flags override it")
 	for _, add := range subcommands {
 		root.AddCommand(add())
 	}
+	setHelp(root)
 	return root
 }
 
@@ -58,7 +51,23 @@ func loadConfig(cmd *cobra.Command, binds map[string]string) (config.Config, err
 	path, _ := cmd.Flags().GetString("config")
 	c, err := config.Load(path, cmd.Flags(), binds)
 	if err != nil {
-		return c, exitWith(exitBadInput, "ponens: %v", err)
+		return c, exitWith(exitBadInput, "%v", err)
 	}
 	return c, nil
+}
+
+// groupCommand is a command that only holds subcommands: without one it
+// prints its help; an unknown one is a usage error.
+func groupCommand(use, short string) *cobra.Command {
+	return &cobra.Command{
+		Use:   use + " COMMAND",
+		Short: short,
+		Args:  cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return exitWith(exitBadInput, "unknown command %q (see %s --help)", args[0], cmd.CommandPath())
+			}
+			return cmd.Help()
+		},
+	}
 }

@@ -138,7 +138,7 @@ it. Stops cleanly on SIGINT or SIGTERM.`,
 			err = g.Wait()
 			fmt.Fprintln(out, "stopped")
 			if err != nil {
-				return exitWith(exitNotStored, "ponens serve: %v", err)
+				return exitWith(exitUnavailable, "ponens serve: %v", err)
 			}
 			return nil
 		},

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -18,19 +21,52 @@ type namedRun struct {
 	Run  schema.Run
 }
 
-// traceFiles drops the verdict streams from paths, with a note on notes for
-// each: `check` writes <trace>.verdicts.jsonl beside the traces, so the next
-// `ponens check traces/*.jsonl` would otherwise read them as traces.
-func traceFiles(paths []string, notes io.Writer) []string {
+// traceFiles expands the trace arguments: a file is itself, a directory is
+// every *.json and *.jsonl file under it (recursively, in lexical order).
+// Verdict streams (*.verdicts.jsonl) and summary.json, which `check` writes
+// beside the traces, are skipped: a file named on the command line with a
+// note on notes, in a directory silently. A directory holding no trace file
+// is an error, as is a path that does not exist.
+func traceFiles(paths []string, notes io.Writer) ([]string, error) {
 	var out []string
 	for _, p := range paths {
-		if strings.HasSuffix(p, ".verdicts.jsonl") {
-			fmt.Fprintf(notes, "ponens: skipping %s: a verdict stream, not a trace\n", p)
+		st, err := os.Stat(p)
+		if err != nil {
+			return nil, exitWith(exitBadInput, "%s: %v", p, errors.Unwrap(err))
+		}
+		if !st.IsDir() {
+			if isOutput(p) {
+				fmt.Fprintf(notes, "ponens: skipping %s: a verdict stream or summary written by check, not a trace\n", p)
+				continue
+			}
+			out = append(out, p)
 			continue
 		}
-		out = append(out, p)
+		n := len(out)
+		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			ext := filepath.Ext(path)
+			if !d.IsDir() && (ext == ".json" || ext == ".jsonl") && !isOutput(path) {
+				out = append(out, path)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, exitWith(exitBadInput, "%s: %v", p, err)
+		}
+		if len(out) == n {
+			return nil, exitWith(exitBadInput, "%s: a directory without trace files (*.json, *.jsonl)", p)
+		}
 	}
-	return out
+	return out, nil
+}
+
+// isOutput reports whether path is a file `check` writes: a verdict stream
+// or summary.json.
+func isOutput(path string) bool {
+	return strings.HasSuffix(path, ".verdicts.jsonl") || filepath.Base(path) == "summary.json"
 }
 
 // readTraces reads every trace file; the first unreadable one is an error

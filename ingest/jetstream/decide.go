@@ -13,13 +13,48 @@ import (
 	"github.com/ponens/ponens/schema"
 )
 
+// The codes of a worker's refusal to decide, and the errors Decide
+// returns for them (errors.Is).
+const (
+	DecideRunEnded   = "run_ended"
+	DecideRunUnknown = "run_unknown"
+)
+
+var (
+	// ErrRunEnded: the run has ended (run.finish, run.error, run.cancel, or
+	// idle): no step can follow it.
+	ErrRunEnded = errors.New("the run has ended")
+	// ErrRunUnknown: the worker has processed no event of the run, and the
+	// request did not ask to judge it as a new run (NewRun).
+	ErrRunUnknown = errors.New("the run is unknown")
+)
+
+// DecideOption changes what Decide asks.
+type DecideOption func(*decideRequest)
+
+// NewRun asks to judge a run the worker does not know as a new run, from
+// an empty history. Without it such a run is refused with ErrRunUnknown.
+func NewRun() DecideOption { return func(r *decideRequest) { r.NewRun = true } }
+
+type decideRequest struct {
+	RunID  string         `json:"runId"`
+	Action *schema.Action `json:"action"`
+	NewRun bool           `json:"newRun,omitempty"`
+}
+
 // Decide asks the worker that owns runID's partition whether the proposed
 // step may run now (monitor.Run.Decide over NATS request/reply). While no
 // worker can answer (no owner yet, a partition moving or rebuilding its
 // runs after a takeover or a rule reload) it asks again, waiting a little
 // longer each time, until ctx ends: a step is never allowed by default.
-func Decide(ctx context.Context, nc *nats.Conn, subjects schema.Subjects, runID string, step *schema.Action) (monitor.Decision, error) {
-	body, err := json.Marshal(map[string]any{"runId": runID, "action": step})
+// A run that has ended is refused with ErrRunEnded, a run the worker does
+// not know with ErrRunUnknown (unless NewRun is given).
+func Decide(ctx context.Context, nc *nats.Conn, subjects schema.Subjects, runID string, step *schema.Action, opts ...DecideOption) (monitor.Decision, error) {
+	req := decideRequest{RunID: runID, Action: step}
+	for _, o := range opts {
+		o(&req)
+	}
+	body, err := json.Marshal(req)
 	if err != nil {
 		return monitor.Decision{}, err
 	}
@@ -52,12 +87,18 @@ func decideOnce(ctx context.Context, nc *nats.Conn, subjects schema.Subjects, ru
 	var answer struct {
 		monitor.Decision
 		Error string `json:"error"`
+		Code  string `json:"code"`
 		Retry bool   `json:"retry"`
 	}
 	if err := json.Unmarshal(msg.Data, &answer); err != nil {
 		return d, false, fmt.Errorf("decide: the answer is not a decision: %w", err)
 	}
-	if answer.Error != "" {
+	switch {
+	case answer.Code == DecideRunEnded:
+		return d, false, fmt.Errorf("decide: %s: %w", answer.Error, ErrRunEnded)
+	case answer.Code == DecideRunUnknown:
+		return d, false, fmt.Errorf("decide: %s: %w", answer.Error, ErrRunUnknown)
+	case answer.Error != "":
 		return d, answer.Retry, fmt.Errorf("decide: %s", answer.Error)
 	}
 	return answer.Decision, false, nil

@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	segjson "github.com/segmentio/encoding/json"
 
+	ingest "github.com/ponens/ponens/ingest/jetstream"
 	"github.com/ponens/ponens/monitor"
 	"github.com/ponens/ponens/schema"
 )
@@ -110,7 +111,16 @@ type buffered struct {
 type decideReq struct {
 	runID  string
 	action *schema.Action
-	reply  chan any // a monitor.Decision, or a retryLater
+	newRun bool     // judge a run the partition does not know as a new one
+	reply  chan any // a monitor.Decision, a retryLater or a refusal
+}
+
+// refusal is the answer to a decision request about a run that no step
+// can follow (it has ended) or that the partition does not know, with the
+// code jetstream.Decide turns into its sentinel error.
+type refusal struct {
+	Error string `json:"error"`
+	Code  string `json:"code"`
 }
 
 // retryLater is the answer to a decision request the partition cannot
@@ -131,8 +141,8 @@ type partition struct {
 	runs       map[string]*runState
 	gapped     map[string]*runState // runs with events waiting for a missing seq
 	idleScan   time.Time            // when sweep last looked for idle runs
-	ended      map[string]struct{}
-	endedOrder []string // ended runs, oldest first
+	ended      map[string]string    // ended run → how it ended ("" when only a checkpoint said it did)
+	endedOrder []string             // ended runs, oldest first
 
 	consumer jetstream.Consumer
 	lastSeq  uint64        // stream sequence of the last message processed
@@ -162,7 +172,7 @@ func newPartition(ctx context.Context, w *Worker, k int, rev uint64) (*partition
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("partition %d: %w", k, errors.Join(errs...))
 	}
-	p := &partition{w: w, k: k, eng: eng, fileIDs: fileIDs, rev: rev, runs: map[string]*runState{}, gapped: map[string]*runState{}, ended: map[string]struct{}{},
+	p := &partition{w: w, k: k, eng: eng, fileIDs: fileIDs, rev: rev, runs: map[string]*runState{}, gapped: map[string]*runState{}, ended: map[string]string{},
 		decide: make(chan decideReq), done: make(chan struct{})}
 	ck, err := p.loadCheckpoint(ctx)
 	if err != nil {
@@ -180,7 +190,7 @@ func newPartition(ctx context.Context, w *Worker, k int, rev uint64) (*partition
 		}
 	}
 	for _, id := range ck.Ended {
-		p.end(id)
+		p.end(id, "")
 	}
 	start := ck.Seq + 1
 	for _, m := range ck.Runs {
@@ -474,7 +484,7 @@ func (p *partition) apply(ctx context.Context, runID string, rs *runState, ev *s
 		p.sendFresh(ctx, vs)
 	}
 	if rs.run.Ended() {
-		p.end(runID)
+		p.end(runID, fmt.Sprintf("%s at seq %d", ev.Type, ev.Seq))
 	}
 }
 
@@ -520,7 +530,7 @@ func (p *partition) sweep(ctx context.Context) {
 	for id, rs := range p.runs {
 		if len(rs.buffer) == 0 && now.Sub(rs.last) >= p.w.opts.IdleAfter {
 			p.send(ctx, rs.run.End())
-			p.end(id)
+			p.end(id, fmt.Sprintf("idle for %s after seq %d, without run.finish", p.w.opts.IdleAfter, rs.next-1))
 			p.dirty = true
 		}
 	}
@@ -530,11 +540,11 @@ func (p *partition) sweep(ctx context.Context) {
 // that arrive after their run ended; the oldest are forgotten first.
 const maxEnded = 10_000
 
-// end removes an ended run and remembers that it ended.
-func (p *partition) end(runID string) {
+// end removes an ended run and remembers that it ended, and how.
+func (p *partition) end(runID, how string) {
 	delete(p.runs, runID)
 	delete(p.gapped, runID)
-	p.ended[runID] = struct{}{}
+	p.ended[runID] = how
 	p.endedOrder = append(p.endedOrder, runID)
 	for len(p.endedOrder) > maxEnded {
 		delete(p.ended, p.endedOrder[0])
@@ -710,6 +720,7 @@ func (p *partition) serveDecide(m *nats.Msg) {
 	var req struct {
 		RunID  string         `json:"runId"`
 		Action *schema.Action `json:"action"`
+		NewRun bool           `json:"newRun"`
 	}
 	reply := func(v any) {
 		data, _ := json.Marshal(v)
@@ -726,7 +737,7 @@ func (p *partition) serveDecide(m *nats.Msg) {
 		reply(map[string]string{"error": fmt.Sprintf("runId %q belongs to partition %d of %d, not %d: the client's partition count differs from the stream's", req.RunID, k, p.w.opts.Subjects.Partitions, p.k)})
 		return
 	}
-	r := decideReq{runID: req.RunID, action: req.Action, reply: make(chan any, 1)}
+	r := decideReq{runID: req.RunID, action: req.Action, newRun: req.NewRun, reply: make(chan any, 1)}
 	select {
 	case p.decide <- r:
 		reply(<-r.reply)
@@ -737,10 +748,23 @@ func (p *partition) serveDecide(m *nats.Msg) {
 	}
 }
 
-func (p *partition) answer(req decideReq) monitor.Decision {
-	rs := p.runs[req.runID]
-	if rs == nil {
-		return p.eng.NewRun(req.runID).Decide(req.action)
+// answer judges the step from the run's state. A run that has ended is
+// refused (no step can follow it), and so is a run the partition does not
+// know, unless the request asks to judge it as a new run: an empty history
+// must not allow what the run's own history would forbid.
+func (p *partition) answer(req decideReq) any {
+	if rs := p.runs[req.runID]; rs != nil {
+		return rs.run.Decide(req.action)
 	}
-	return rs.run.Decide(req.action)
+	if how, ended := p.ended[req.runID]; ended {
+		msg := fmt.Sprintf("run %q: the run has ended (%s): no step can follow", req.runID, how)
+		if how == "" {
+			msg = fmt.Sprintf("run %q: the run has ended: no step can follow", req.runID)
+		}
+		return refusal{msg, ingest.DecideRunEnded}
+	}
+	if !req.newRun {
+		return refusal{fmt.Sprintf("run %q is unknown: no event of it has been processed (ask as a new run to judge it from an empty history)", req.runID), ingest.DecideRunUnknown}
+	}
+	return p.eng.NewRun(req.runID).Decide(req.action)
 }

@@ -446,13 +446,13 @@ func TestDecideOverNATS(t *testing.T) {
 	w, cancel, done := startWorker(t, nc, js, "w", set, func(*Worker) {})
 	defer func() { cancel(); <-done }()
 	waitFor(t, 10*time.Second, "the partition to be owned", func() bool { return len(w.Owned()) == testPartitions })
-	ask := func(run string, a schema.Action) monitor.Decision {
+	ask := func(run string, a schema.Action, opts ...jetstream.DecideOption) monitor.Decision {
 		var d monitor.Decision
 		waitFor(t, 10*time.Second, "an answer", func() bool {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			defer cancel()
 			var err error
-			d, err = jetstream.Decide(ctx, nc, subjects, run, &a)
+			d, err = jetstream.Decide(ctx, nc, subjects, run, &a, opts...)
 			return err == nil
 		})
 		return d
@@ -460,11 +460,29 @@ func TestDecideOverNATS(t *testing.T) {
 	waitFor(t, 10*time.Second, "the run's tests to be seen", func() bool {
 		return ask("d", schema.Action{ID: 2, Type: "GitCommit"}).Decision == "allow"
 	})
-	if d := ask("fresh", schema.Action{ID: 1, Type: "GitCommit"}); d.Decision != "deny" || *d.Rule != "tests_before_commit" {
+	if d := ask("fresh", schema.Action{ID: 1, Type: "GitCommit"}, jetstream.NewRun()); d.Decision != "deny" || *d.Rule != "tests_before_commit" {
 		t.Errorf("commit on a fresh run: %+v", d)
 	}
 	if d := ask("d", schema.Action{ID: 2, Type: "ToolCall", Capability: "file.write", Payload: json.RawMessage(`{"path":".env"}`)}); d.Decision != "deny" || *d.Source != "policy.md" {
 		t.Errorf(".env write: %+v", d)
+	}
+	// Without NewRun, a run the worker does not know is refused, not judged
+	// from an empty history.
+	ctx, cancel2 := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel2()
+	if d, err := jetstream.Decide(ctx, nc, subjects, "fresh", &schema.Action{ID: 1, Type: "ReadFile"}); !errors.Is(err, jetstream.ErrRunUnknown) ||
+		!strings.Contains(err.Error(), `run "fresh" is unknown`) {
+		t.Errorf("unknown run: %+v, %v; want ErrRunUnknown", d, err)
+	}
+	// A run that has ended is refused, saying how it ended.
+	publish(t, js, &schema.Event{V: 1, RunID: "d", Seq: 3, TS: ts, Type: schema.TypeRunFinish, End: &schema.RunEnd{}}, "d3")
+	var err error
+	waitFor(t, 10*time.Second, "the run's end to be seen", func() bool {
+		_, err = jetstream.Decide(ctx, nc, subjects, "d", &schema.Action{ID: 2, Type: "ReadFile"}, jetstream.NewRun())
+		return errors.Is(err, jetstream.ErrRunEnded)
+	})
+	if want := `run "d": the run has ended (run.finish at seq 3): no step can follow`; !strings.Contains(err.Error(), want) {
+		t.Errorf("ended run: %v; want %q", err, want)
 	}
 }
 
