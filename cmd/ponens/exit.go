@@ -32,6 +32,16 @@ func exitWith(code int, format string, args ...any) error {
 	return &exitError{code: code, msg: fmt.Sprintf(format, args...)}
 }
 
+// orExit is err as an exitError: itself when it is one already, else with
+// code. nil stays nil.
+func orExit(code int, err error) error {
+	var ex *exitError
+	if err == nil || errors.As(err, &ex) {
+		return err
+	}
+	return &exitError{code: code, msg: err.Error()}
+}
+
 // report prints err on stderr, prefixed with the command that failed, and
 // returns the exit code: an exitError's code; exitBadInput for any other
 // error, which is cobra's (an unknown flag or command, wrong arguments).

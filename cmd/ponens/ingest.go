@@ -61,10 +61,7 @@ cannot be listened on, 2 on a bad configuration.`,
 				return err
 			}
 			defer nc.Close()
-			if err := runGateway(ctx, cfg, nc, js, log, cmd.ErrOrStderr()); err != nil {
-				return exitWith(exitUnavailable, "ponens ingest: %v", err)
-			}
-			return nil
+			return orExit(exitUnavailable, runGateway(ctx, cfg, nc, js, log, cmd.ErrOrStderr()))
 		},
 	}
 	cmd.Flags().String("listen", "", "host:port to serve on (gateway.listen, default 127.0.0.1:8080)")
@@ -87,10 +84,10 @@ func runGateway(ctx context.Context, cfg config.Config, nc *nats.Conn, js natsjs
 		Token:         cfg.Gateway.Token,
 		Health:        natsHealth(nc),
 		Logger:        log,
-	}, pub, jetstream.NewDeadLetters(js, subjects))
+	}, pub, loggedDeadLetters{jetstream.NewDeadLetters(js, subjects), log})
 	ln, err := net.Listen("tcp", cfg.Gateway.Listen)
 	if err != nil {
-		return err
+		return exitWith(exitBadInput, "gateway.listen: %v", err)
 	}
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	auth := ""

@@ -53,7 +53,6 @@ otherwise.`,
 type validateResult struct {
 	File     string             `json:"file"`
 	Valid    bool               `json:"valid"`
-	Error    string             `json:"error,omitempty"`
 	Problems []policymd.Problem `json:"problems"`
 }
 
@@ -62,19 +61,18 @@ func runPolicyValidate(out io.Writer, paths []string, opts policymd.Options, asJ
 	for _, path := range paths {
 		files, err := policyFiles(path)
 		if err != nil {
-			results = append(results, validateResult{File: path, Error: err.Error(), Problems: []policymd.Problem{}})
+			results = append(results, validateResult{File: path, Problems: []policymd.Problem{pathProblem(path, err)}})
 			continue
 		}
 		for _, f := range files {
 			ps, err := policymd.ValidateFile(f, opts)
-			r := validateResult{File: f, Valid: err == nil && len(ps) == 0, Problems: ps}
 			if err != nil {
-				r.Error = err.Error()
+				ps = policymd.Problems{pathProblem(f, err)}
 			}
-			if r.Problems == nil {
-				r.Problems = []policymd.Problem{}
+			if ps == nil {
+				ps = policymd.Problems{}
 			}
-			results = append(results, r)
+			results = append(results, validateResult{File: f, Valid: len(ps) == 0, Problems: ps})
 		}
 	}
 	bad, nprobs := 0, 0
@@ -92,13 +90,13 @@ func runPolicyValidate(out io.Writer, paths []string, opts policymd.Options, asJ
 		}
 	} else {
 		for _, r := range results {
-			switch {
-			case r.Error != "":
-				fmt.Fprintf(out, "%s: %s\n", r.File, r.Error)
-			case r.Valid:
+			if r.Valid {
 				fmt.Fprintf(out, "%s: valid\n", r.File)
-			default:
-				for _, p := range r.Problems {
+			}
+			for _, p := range r.Problems {
+				if p.Line == 0 { // about the file as a whole
+					fmt.Fprintf(out, "%s: %s: %s\n", p.File, p.Code, p.Message)
+				} else {
 					fmt.Fprintln(out, p.String())
 				}
 			}
@@ -109,6 +107,25 @@ func runPolicyValidate(out io.Writer, paths []string, opts policymd.Options, asJ
 	}
 	return nil
 }
+
+// pathProblem is the problem of a path that cannot be validated: it does
+// not exist, holds no POLICY.md, or cannot be read.
+func pathProblem(path string, err error) policymd.Problem {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return policymd.Problem{File: path, Code: policymd.CodeNotFound, Message: "no such file or directory"}
+	case errors.Is(err, errNoPolicyFile):
+		return policymd.Problem{File: path, Code: policymd.CodeNotFound, Message: err.Error()}
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return policymd.Problem{File: path, Code: policymd.CodeUnreadable, Message: err.Error()}
+}
+
+// errNoPolicyFile: a directory given to validate holds no POLICY.md.
+var errNoPolicyFile = fmt.Errorf("a directory without a %s file", policymd.FileName)
 
 // policyFiles expands a validate argument: a file is itself, a directory is
 // every POLICY.md below it (skipping .git), in lexical order.
@@ -137,7 +154,7 @@ func policyFiles(path string) ([]string, error) {
 		return nil, err
 	}
 	if len(files) == 0 {
-		return nil, fmt.Errorf("no %s found in this directory", policymd.FileName)
+		return nil, errNoPolicyFile
 	}
 	return files, nil
 }
@@ -146,6 +163,9 @@ func policyFiles(path string) ([]string, error) {
 // printed to errOut and make the returned error non-nil (exit 2). The valid
 // policies are returned all the same.
 func loadPolicies(errOut io.Writer, command, dir string) ([]*policymd.Policy, error) {
+	if err := isDir(dir); err != nil {
+		return nil, err
+	}
 	pols, err := policymd.Load(dir, policymd.DiscoverOptions{})
 	if err == nil {
 		return pols, nil
@@ -160,6 +180,16 @@ func loadPolicies(errOut io.Writer, command, dir string) ([]*policymd.Policy, er
 		return pols, exitWith(exitBadInput, "ponens policy %s: %d problem(s) in POLICY.md files under %s", command, len(ps), dir)
 	}
 	return pols, exitWith(exitBadInput, "ponens policy %s: %s", command, errorWithoutProblems(err))
+}
+
+// isDir refuses a --dir that is not a directory.
+func isDir(dir string) error {
+	if st, err := os.Stat(dir); err != nil {
+		return exitWith(exitBadInput, "--dir %s: %v", dir, errors.Unwrap(err))
+	} else if !st.IsDir() {
+		return exitWith(exitBadInput, "--dir %s: not a directory", dir)
+	}
+	return nil
 }
 
 // errorWithoutProblems renders err without the problem lines already printed.
@@ -241,29 +271,45 @@ func newPolicyCodexCommand() *cobra.Command {
 
 func newPolicyInstallCommand() *cobra.Command {
 	var dir string
+	var force bool
 	cmd := &cobra.Command{
-		Use:   "install SOURCE [--dir WD]",
+		Use:   "install [--dir WD] [--force] SOURCE",
 		Short: "Install a published POLICY.md into .policies/<name>/POLICY.md",
 		Long: `Install the POLICY.md at the root of SOURCE into WD/.policies/<name>/POLICY.md,
 where name is the policy's name. SOURCE is a local directory, a local git
-repository, a git URL, or owner/repo. An invalid policy is refused.`,
+repository, a git URL, or owner/repo. An invalid policy is refused.
+
+A different policy of the same name already installed is refused unless
+--force is given, and then replaced; the same policy again changes nothing.
+Prints what it did and the path.`,
+		Example: `  ponens policy install examples/rules --dir "$(mktemp -d)"
+  ponens policy install --force ../shared-policies`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
-				return exitWith(exitBadInput, "ponens policy install: give exactly one SOURCE")
+				return exitWith(exitBadInput, "give exactly one SOURCE")
 			}
 			ctx := cmd.Context()
 			if ctx == nil {
 				ctx = context.Background()
 			}
-			path, err := policymd.Install(ctx, args[0], dir)
-			if err != nil {
-				return exitWith(exitBadInput, "ponens policy %v", err)
+			in, err := policymd.Install(ctx, args[0], dir, policymd.InstallOptions{Replace: force})
+			switch {
+			case errors.Is(err, policymd.ErrInstalled):
+				return exitWith(exitBadInput, "%v (give --force to replace it)", err)
+			case err != nil:
+				return exitWith(exitBadInput, "%v", err)
+			case in.Unchanged:
+				fmt.Fprintf(cmd.OutOrStdout(), "unchanged %s (already installed)\n", in.Path)
+			case in.Replaced:
+				fmt.Fprintf(cmd.OutOrStdout(), "replaced  %s\n", in.Path)
+			default:
+				fmt.Fprintf(cmd.OutOrStdout(), "installed %s\n", in.Path)
 			}
-			fmt.Fprintln(cmd.OutOrStdout(), path)
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&dir, "dir", ".", "working directory to install into")
+	cmd.Flags().BoolVar(&force, "force", false, "replace a different policy of the same name")
 	return cmd
 }
 
@@ -293,6 +339,9 @@ name, scope, appliesTo, severity, rule count and file. Invalid files are
 reported on standard error and make the exit status 2.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := isDir(dir); err != nil {
+				return err
+			}
 			pols, loadErr := loadPolicies(cmd.ErrOrStderr(), "list", dir)
 			entries := make([]listEntry, 0, len(pols))
 			for _, p := range pols {

@@ -82,8 +82,10 @@ func TestPolicyValidateCommand(t *testing.T) {
 	if _, _, code := runPonens(t, "policy", "validate"); code != exitBadInput {
 		t.Errorf("no path: code %d", code)
 	}
-	if out, _, code := runPonens(t, "policy", "validate", filepath.Join(t.TempDir(), "nope.md")); code != exitBadInput || !strings.Contains(out, "no such file") {
-		t.Errorf("missing file: code %d out %s", code, out)
+	nope := filepath.Join(t.TempDir(), "nope.md")
+	if out, stderr, code := runPonens(t, "policy", "validate", nope); code != exitBadInput || out != nope+": not-found: no such file or directory\n" ||
+		!strings.Contains(stderr, "1 of 1 file(s) invalid, 1 problem(s)") {
+		t.Errorf("missing file: code %d out %q stderr %q", code, out, stderr)
 	}
 	if _, _, code := runPonens(t, "policy", "validate", t.TempDir()); code != exitBadInput {
 		t.Errorf("empty directory: code %d", code)
@@ -170,11 +172,31 @@ func TestPolicyInstallCommand(t *testing.T) {
 	}
 	out, stderr, code := runPonens(t, "policy", "install", src, "--dir", wd)
 	want := filepath.Join(wd, ".policies", "cli-installed", "POLICY.md")
-	if code != exitOK || out != want+"\n" {
+	if code != exitOK || out != "installed "+want+"\n" {
 		t.Fatalf("install: code %d out %q stderr %q", code, out, stderr)
 	}
 	if b, _ := os.ReadFile(want); string(b) != content {
 		t.Errorf("installed %q", b)
+	}
+	// The same policy again: nothing to do.
+	if out, _, code := runPonens(t, "policy", "install", src, "--dir", wd); code != exitOK || out != "unchanged "+want+" (already installed)\n" {
+		t.Errorf("same again: code %d out %q", code, out)
+	}
+	// Another policy of that name: refused without --force, replaced with it.
+	changed := "---\nname: cli-installed\n---\nChanged.\n"
+	if err := os.WriteFile(filepath.Join(src, "POLICY.md"), []byte(changed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code = runPonens(t, "policy", "install", src, "--dir", wd)
+	if code != exitBadInput || !strings.Contains(stderr, "ponens policy install: ") || !strings.Contains(stderr, "already installed (give --force to replace it)") {
+		t.Errorf("another policy of that name: code %d stderr %q", code, stderr)
+	}
+	if b, _ := os.ReadFile(want); string(b) != content {
+		t.Errorf("a refused install changed the file: %q", b)
+	}
+	out, _, code = runPonens(t, "policy", "install", "--force", src, "--dir", wd)
+	if b, _ := os.ReadFile(want); code != exitOK || out != "replaced  "+want+"\n" || string(b) != changed {
+		t.Errorf("--force: code %d out %q file %q", code, out, b)
 	}
 	if err := os.WriteFile(filepath.Join(src, "POLICY.md"), []byte("---\nname: Not Valid\n---\n"), 0o644); err != nil {
 		t.Fatal(err)

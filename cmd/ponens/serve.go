@@ -9,7 +9,9 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -48,14 +50,17 @@ func registerNATS(cmd *cobra.Command) {
 
 func subjectsOf(c config.Config) schema.Subjects { return streamConfig(c.NATS).Subjects() }
 
+// workerOptions are the options of a monitor worker under c. Its dead
+// letters are logged at warn level and its violations at info level.
 func workerOptions(id string, sub schema.Subjects, set *ruleset.Set, js natsjs.JetStream, log *slog.Logger, c config.Config) worker.Options {
-	dl := jetstream.NewDeadLetters(js, sub)
+	dl := loggedDeadLetters{jetstream.NewDeadLetters(js, sub), log}
 	return worker.Options{ID: id, Subjects: sub, Rules: set, Logger: log,
 		LeaseTTL: c.Worker.LeaseTTL, CheckpointEvery: c.Worker.CheckpointEvery, IdleAfter: c.Worker.IdleAfter,
 		GapTimeout: c.Worker.GapTimeout, MaxBuffered: c.Worker.MaxBuffered, MaxEventBytes: c.Trace.MaxEventBytes, Replicas: c.NATS.Replicas,
 		DeadLetter: func(ctx context.Context, reason string, err error, payload []byte) error {
-			return dl.Send(ctx, reason, "worker", err, payload)
-		}}
+			return dl.Send(ctx, reason, schema.SourceWorker, err, payload)
+		},
+		Violated: logViolation(log)}
 }
 
 func newServeCommand() *cobra.Command {
@@ -125,7 +130,7 @@ it. Stops cleanly on SIGINT or SIGTERM.`,
 			for i := range workers {
 				w, err := worker.New(nc, js, workerOptions(fmt.Sprintf("%s-%d-%d", host, os.Getpid(), i), sub, set, js, log, cfg))
 				if err != nil {
-					return err
+					return orExit(exitUnavailable, err)
 				}
 				ws = append(ws, w)
 				g.Go(func() error { return w.Run(gctx) })
@@ -133,14 +138,11 @@ it. Stops cleanly on SIGINT or SIGTERM.`,
 			g.Go(func() error { return rw.run(gctx, log, out, ws) })
 			g.Go(func() error { return alert.New(nc, js, sub, sub.Prefix+"-alerts").Run(gctx) })
 			if demo {
-				g.Go(func() error { return runDemo(gctx, out, nc, js, sub, demoCfg, 0) })
+				g.Go(func() error { return orExit(exitUnavailable, runDemo(gctx, out, nc, js, sub, demoCfg, 0)) })
 			}
 			err = g.Wait()
 			fmt.Fprintln(out, "stopped")
-			if err != nil {
-				return exitWith(exitUnavailable, "ponens serve: %v", err)
-			}
-			return nil
+			return orExit(exitUnavailable, err)
 		},
 	}
 	registerNATS(cmd)
@@ -203,14 +205,14 @@ nats.listen.`,
 			}
 			w, err := worker.New(nc, js, workerOptions(name, subjectsOf(cfg), set, js, log, cfg))
 			if err != nil {
-				return err
+				return orExit(exitUnavailable, err)
 			}
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "worker %s on %s, %d rules %s\n", name, natsURL(cfg.NATS), len(set.Rules), rw.what())
 			g, gctx := errgroup.WithContext(ctx)
 			g.Go(func() error { return w.Run(gctx) })
 			g.Go(func() error { return rw.run(gctx, log, out, []*worker.Worker{w}) })
-			return g.Wait()
+			return orExit(exitUnavailable, g.Wait())
 		},
 	}
 	registerNATS(cmd)
@@ -245,7 +247,7 @@ nats.url (--url), or to a running ` + "`ponens serve`" + ` at nats.listen.`,
 				return err
 			}
 			defer nc.Close()
-			return runDemo(ctx, cmd.OutOrStdout(), nc, js, subjectsOf(cfg), c, rate)
+			return orExit(exitUnavailable, runDemo(ctx, cmd.OutOrStdout(), nc, js, subjectsOf(cfg), c, rate))
 		},
 	}
 	registerNATS(cmd)
@@ -254,18 +256,22 @@ nats.url (--url), or to a running ` + "`ponens serve`" + ` at nats.listen.`,
 	return cmd
 }
 
-// runDemo publishes the fleet, then watches verdicts and alerts until they
-// stop arriving, and prints a report.
+// runDemo publishes the fleet under run ids of its own (demoRunPrefix), so
+// that every demo is judged afresh, then watches the verdicts and alerts of
+// its runs until they stop arriving, and prints a report that says what it
+// published and where to look.
 func runDemo(ctx context.Context, out io.Writer, nc *nats.Conn, js natsjs.JetStream, sub schema.Subjects, c fleet.Config, rate float64) error {
+	c.RunPrefix = demoRunPrefix(c.Seed, time.Now())
 	runs := fleet.Generate(c)
 	events := fleet.Interleave(runs, c.Seed)
 	var mu sync.Mutex
 	statuses := map[string]int{}
 	alerts := map[string]int{}
 	last := time.Now()
+	ours := func(runID string) bool { return strings.HasPrefix(runID, c.RunPrefix) }
 	vsub, err := nc.Subscribe(sub.Prefix+".verdicts.>", func(m *nats.Msg) {
 		var v schema.VerdictEvent
-		if json.Unmarshal(m.Data, &v) == nil {
+		if json.Unmarshal(m.Data, &v) == nil && ours(v.RunID) {
 			mu.Lock()
 			statuses[string(v.Status)]++
 			last = time.Now()
@@ -278,7 +284,7 @@ func runDemo(ctx context.Context, out io.Writer, nc *nats.Conn, js natsjs.JetStr
 	defer vsub.Unsubscribe()
 	asub, err := nc.Subscribe(sub.Prefix+".alerts.>", func(m *nats.Msg) {
 		var a alert.Alert
-		if json.Unmarshal(m.Data, &a) == nil {
+		if json.Unmarshal(m.Data, &a) == nil && ours(a.Verdict.RunID) {
 			mu.Lock()
 			alerts[a.Verdict.Rule.ID]++
 			last = time.Now()
@@ -289,27 +295,13 @@ func runDemo(ctx context.Context, out io.Writer, nc *nats.Conn, js natsjs.JetStr
 		return err
 	}
 	defer asub.Unsubscribe()
-	pub := jetstream.NewPublisher(js, sub, jetstream.PublisherOptions{})
 	start := time.Now()
-	for i, ev := range events {
-		if rate > 0 {
-			if wait := time.Until(start.Add(time.Duration(float64(i) / rate * float64(time.Second)))); wait > 0 {
-				select {
-				case <-time.After(wait):
-				case <-ctx.Done():
-					return nil
-				}
-			}
-		}
-		if err := pub.Publish(ctx, ev); err != nil {
-			return err
-		}
-	}
-	if err := pub.Flush(ctx); err != nil {
+	if err := publishDemo(ctx, js, sub, events, rate); err != nil || ctx.Err() != nil {
 		return err
 	}
 	elapsed := time.Since(start)
-	fmt.Fprintf(out, "demo      published %d events of %d runs (%d agents) in %s\n", len(events), len(runs), c.Agents, elapsed.Round(time.Millisecond))
+	fmt.Fprintf(out, "demo      published %d events of %d runs (%d agents, run ids %s*) to %s.events.<runId> in %s\n",
+		len(events), len(runs), c.Agents, c.RunPrefix, sub.Prefix, elapsed.Round(time.Millisecond))
 	for { // until the monitor has been quiet for a while
 		mu.Lock()
 		quiet := time.Since(last)
@@ -325,12 +317,44 @@ func runDemo(ctx context.Context, out io.Writer, nc *nats.Conn, js natsjs.JetStr
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	fmt.Fprintf(out, "verdicts  %d satisfied, %d pending, %d violated, %d unresolved\n",
-		statuses["satisfied"], statuses["pending"], statuses["violated"], statuses["unresolved"])
-	for rule, n := range alerts {
-		fmt.Fprintf(out, "alert     %-36s %d\n", rule, n)
+	fmt.Fprintf(out, "verdicts  %d satisfied, %d pending, %d violated, %d unresolved (stream %s, subjects %s)\n",
+		statuses["satisfied"], statuses["pending"], statuses["violated"], statuses["unresolved"], schema.StreamVerdicts, sub.VerdictsIn())
+	rules := slices.Sorted(maps.Keys(alerts))
+	for _, rule := range rules {
+		fmt.Fprintf(out, "alert     %-36s %d\n", rule, alerts[rule])
 	}
+	fmt.Fprintf(out, "look      alerts on %s.alerts.<rule>; ask about a run: ponens decide --run %s --url %s INTENT.json\n",
+		sub.Prefix, runs[len(runs)-1].ID, nc.ConnectedUrl())
 	return nil
+}
+
+// demoRunPrefix starts the run ids of a demo: the seed and the start time,
+// so that no two demos share a run (a run that ended takes no more events).
+func demoRunPrefix(seed uint64, now time.Time) string {
+	return fmt.Sprintf("demo-%d-%s-", seed, strconv.FormatInt(now.UnixMilli(), 36))
+}
+
+// publishDemo publishes events at rate events per second (0: as fast as
+// they are acknowledged).
+func publishDemo(ctx context.Context, js natsjs.JetStream, sub schema.Subjects, events []*schema.Event, rate float64) error {
+	pub := jetstream.NewPublisher(js, sub, jetstream.PublisherOptions{})
+	defer pub.Close()
+	start := time.Now()
+	for i, ev := range events {
+		if rate > 0 {
+			if wait := time.Until(start.Add(time.Duration(float64(i) / rate * float64(time.Second)))); wait > 0 {
+				select {
+				case <-time.After(wait):
+				case <-ctx.Done():
+					return nil
+				}
+			}
+		}
+		if err := pub.Publish(ctx, ev); err != nil {
+			return err
+		}
+	}
+	return pub.Flush(ctx)
 }
 
 // loadRules loads the rules of rf with the configured high-stakes paths and

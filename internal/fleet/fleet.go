@@ -21,6 +21,7 @@ type Config struct {
 	Steps        int     // actions per run (about)
 	Violations   float64 // share of runs that break a rule, 0..1
 	Seed         uint64
+	RunPrefix    string // starts every run id
 }
 
 // Run is one generated run: its events in seq order.
@@ -40,7 +41,7 @@ func Generate(c Config) []Run {
 	for a := range c.Agents {
 		agent := fmt.Sprintf("agent-%03d", a)
 		for k := range c.RunsPerAgent {
-			id := fmt.Sprintf("%s-run-%04d", agent, k)
+			id := fmt.Sprintf("%s%s-run-%04d", c.RunPrefix, agent, k)
 			bad := r.Float64() < c.Violations
 			runs = append(runs, Run{ID: id, Agent: agent, Violating: bad, Events: run(r, id, agent, max(c.Steps, 4), bad)})
 		}

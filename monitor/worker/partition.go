@@ -60,6 +60,7 @@ type runState struct {
 	last     time.Time
 	skipped  [][2]uint64 // seq ranges given up on, ascending (runMark.Skipped)
 	dropped  []uint64    // stream sequences refused on overflow (runMark.Dropped)
+	agent    string      // the agent run.start named
 }
 
 // dropBefore forgets buffered events below seq, which can no longer be
@@ -469,6 +470,9 @@ func (p *partition) decode(data []byte) (*schema.Event, string, error) {
 func (p *partition) apply(ctx context.Context, runID string, rs *runState, ev *schema.Event, raw []byte, replay bool) {
 	vs, err := rs.run.AddEncoded(ev, bytes.Clone(raw))
 	rs.next = ev.Seq + 1
+	if ev.Start != nil {
+		rs.agent = ev.Start.Agent
+	}
 	rs.pastSkips()
 	if err != nil {
 		if !replay {
@@ -606,6 +610,13 @@ func (p *partition) send(ctx context.Context, vs []schema.VerdictEvent) {
 			return
 		}
 		p.pub = append(p.pub, f)
+		if v.Status == schema.StatusViolated && p.w.opts.Violated != nil {
+			agent := ""
+			if rs := p.runs[v.RunID]; rs != nil {
+				agent = rs.agent
+			}
+			p.w.opts.Violated(v, agent)
+		}
 	}
 }
 

@@ -57,7 +57,11 @@ type Options struct {
 	// DeadLetter receives every event the worker refuses, with a reason
 	// code (schema.HeaderReason values) and the error naming the field.
 	DeadLetter func(ctx context.Context, reason string, err error, payload []byte) error
-	Logger     *slog.Logger
+	// Violated, when set, is told of every violated verdict the worker
+	// publishes, with the agent its run.start named ("" when none). It is
+	// called on a partition's goroutine: it must return quickly.
+	Violated func(v *schema.VerdictEvent, agent string)
+	Logger   *slog.Logger
 }
 
 // DefaultOptions returns the defaults of every tunable.

@@ -17,6 +17,19 @@ import (
 // directory (seed 004 §8): <InstallDir>/<name>/POLICY.md.
 const InstallDir = ".policies"
 
+// InstallOptions change what Install does.
+type InstallOptions struct {
+	// Replace replaces an installed policy of the same name.
+	Replace bool
+}
+
+// Installed says what Install did.
+type Installed struct {
+	Path      string // <workingDir>/.policies/<name>/POLICY.md
+	Replaced  bool   // a policy of that name with other content was there
+	Unchanged bool   // the same policy was there: nothing was written
+}
+
 // Install installs the policy published at source into workingDir (seed 004
 // §8) and returns the path it wrote, <workingDir>/.policies/<name>/POLICY.md
 // with name the policy's frontmatter name.
@@ -31,36 +44,49 @@ const InstallDir = ".policies"
 //
 // The POLICY.md at the source's root is validated as Parse does; an invalid
 // one is refused with its Problems (errors.Is(err, ErrInvalid)), and a source
-// without one fails with ErrNoPolicy. An installed policy of the same name is
-// replaced (the file is written to a temporary name and renamed). The file is
+// without one fails with ErrNoPolicy. An installed policy of the same name
+// with other content is refused with ErrInstalled unless opts.Replace is
+// set; it is then replaced (the file is written to a temporary name and
+// renamed). The same content installed again changes nothing. The file is
 // copied byte for byte.
-func Install(ctx context.Context, source, workingDir string) (installedPath string, err error) {
+func Install(ctx context.Context, source, workingDir string, opts InstallOptions) (Installed, error) {
 	dir, cleanup, err := fetchSource(ctx, source)
 	if err != nil {
-		return "", err
+		return Installed{}, err
 	}
 	defer cleanup()
 	path := filepath.Join(dir, FileName)
 	src, err := os.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return "", fmt.Errorf("install %s: %w", source, ErrNoPolicy)
+			return Installed{}, fmt.Errorf("install %s: %w", source, ErrNoPolicy)
 		}
-		return "", fmt.Errorf("install %s: %w", source, err)
+		return Installed{}, fmt.Errorf("install %s: %w", source, err)
 	}
 	p, err := Parse(displaySource(source)+"/"+FileName, src, Options{})
 	if err != nil {
-		return "", fmt.Errorf("install %s: refusing an invalid policy:\n%w", source, err)
+		return Installed{}, fmt.Errorf("install %s: refusing an invalid policy:\n%w", source, err)
 	}
 	destDir := filepath.Join(workingDir, InstallDir, p.Name)
 	if err := os.MkdirAll(destDir, 0o755); err != nil {
-		return "", fmt.Errorf("install %s: %w", source, err)
+		return Installed{}, fmt.Errorf("install %s: %w", source, err)
 	}
 	dest := filepath.Join(destDir, FileName)
-	if err := writeFileAtomic(dest, src); err != nil {
-		return "", fmt.Errorf("install %s: %w", source, err)
+	res := Installed{Path: dest}
+	if old, err := os.ReadFile(dest); err == nil {
+		if bytes.Equal(old, src) {
+			res.Unchanged = true
+			return res, nil
+		}
+		if !opts.Replace {
+			return res, fmt.Errorf("install %s: %s: %w", source, dest, ErrInstalled)
+		}
+		res.Replaced = true
 	}
-	return dest, nil
+	if err := writeFileAtomic(dest, src); err != nil {
+		return Installed{}, fmt.Errorf("install %s: %w", source, err)
+	}
+	return res, nil
 }
 
 // displaySource is source without a trailing slash, for problem positions.

@@ -24,7 +24,7 @@ Shared body.
 func TestInstallDirectory(t *testing.T) {
 	src, wd := t.TempDir(), t.TempDir()
 	writeFile(t, filepath.Join(src, "POLICY.md"), installable)
-	got, err := Install(context.Background(), src, wd)
+	got, err := pathOf(Install(context.Background(), src, wd, InstallOptions{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,11 +40,21 @@ func TestInstallDirectory(t *testing.T) {
 	if err != nil || len(pols) != 1 || pols[0].Name != "shared-guardrails" || pols[0].Origin != OriginPolicySub {
 		t.Errorf("Load after install: %v %+v", err, pols)
 	}
-	// Installing again replaces the file.
+	// The same policy again changes nothing.
+	if in, err := Install(context.Background(), src, wd, InstallOptions{}); err != nil || !in.Unchanged || in.Replaced {
+		t.Errorf("same policy again: %+v, %v", in, err)
+	}
+	// Another policy of the same name is refused, unless replacing is asked for.
 	updated := strings.Replace(installable, "Shared body.", "Updated body.", 1)
 	writeFile(t, filepath.Join(src, "POLICY.md"), updated)
-	if _, err := Install(context.Background(), src, wd); err != nil {
-		t.Fatal(err)
+	if _, err := Install(context.Background(), src, wd, InstallOptions{}); !errors.Is(err, ErrInstalled) {
+		t.Errorf("another policy of the same name: %v, want ErrInstalled", err)
+	}
+	if b, _ := os.ReadFile(want); string(b) != installable {
+		t.Errorf("refused install changed the file: %q", b)
+	}
+	if in, err := Install(context.Background(), src, wd, InstallOptions{Replace: true}); err != nil || !in.Replaced || in.Path != want {
+		t.Fatalf("replace: %+v, %v", in, err)
 	}
 	if b, _ := os.ReadFile(want); string(b) != updated {
 		t.Errorf("reinstall content: %q", b)
@@ -58,7 +68,7 @@ func TestInstallDirectory(t *testing.T) {
 func TestInstallRefusesInvalid(t *testing.T) {
 	src, wd := t.TempDir(), t.TempDir()
 	writeFile(t, filepath.Join(src, "POLICY.md"), "---\nname: Bad Name\nrules:\n  - capability: x\n---\n")
-	_, err := Install(context.Background(), src, wd)
+	_, err := pathOf(Install(context.Background(), src, wd, InstallOptions{}))
 	if !errors.Is(err, ErrInvalid) {
 		t.Fatalf("err = %v, want ErrInvalid", err)
 	}
@@ -75,16 +85,16 @@ func TestInstallRefusesInvalid(t *testing.T) {
 func TestInstallErrors(t *testing.T) {
 	wd := t.TempDir()
 	empty := t.TempDir()
-	if _, err := Install(context.Background(), empty, wd); !errors.Is(err, ErrNoPolicy) {
+	if _, err := pathOf(Install(context.Background(), empty, wd, InstallOptions{})); !errors.Is(err, ErrNoPolicy) {
 		t.Errorf("no POLICY.md: %v", err)
 	}
 	file := filepath.Join(t.TempDir(), "POLICY.md")
 	writeFile(t, file, installable)
-	if _, err := Install(context.Background(), file, wd); err == nil {
+	if _, err := pathOf(Install(context.Background(), file, wd, InstallOptions{})); err == nil {
 		t.Error("a file source was accepted")
 	}
 	for _, src := range []string{"", "./does/not/exist", "-rf", "not a url"} {
-		if _, err := Install(context.Background(), src, wd); err == nil {
+		if _, err := pathOf(Install(context.Background(), src, wd, InstallOptions{})); err == nil {
 			t.Errorf("Install(%q) succeeded", src)
 		}
 	}
@@ -140,7 +150,7 @@ func TestInstallGitRepo(t *testing.T) {
 	repo := gitRepo(t, installable)
 	writeFile(t, filepath.Join(repo, "POLICY.md"), "uncommitted change\n")
 	wd := t.TempDir()
-	got, err := Install(context.Background(), repo, wd)
+	got, err := pathOf(Install(context.Background(), repo, wd, InstallOptions{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +165,7 @@ func TestInstallGitURL(t *testing.T) {
 	repo := gitRepo(t, installable)
 	wd := t.TempDir()
 	url := "file://" + filepath.ToSlash(repo)
-	got, err := Install(context.Background(), url, wd)
+	got, err := pathOf(Install(context.Background(), url, wd, InstallOptions{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,8 +173,11 @@ func TestInstallGitURL(t *testing.T) {
 		t.Errorf("installed at %s", got)
 	}
 	// A repository that does not exist fails with git's message.
-	_, err = Install(context.Background(), "file://"+filepath.ToSlash(filepath.Join(t.TempDir(), "missing")), wd)
+	_, err = Install(context.Background(), "file://"+filepath.ToSlash(filepath.Join(t.TempDir(), "missing")), wd, InstallOptions{})
 	if err == nil || !strings.Contains(err.Error(), "git clone") {
 		t.Errorf("missing repo: %v", err)
 	}
 }
+
+// pathOf is the path Install wrote.
+func pathOf(in Installed, err error) (string, error) { return in.Path, err }

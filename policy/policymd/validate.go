@@ -28,6 +28,8 @@ const (
 	CodeDuplicateID        Code = "duplicate-id"     // two rules of one file share an id
 	CodeTooLarge           Code = "too-large"        // nesting or alias expansion beyond the limits
 	CodeInternal           Code = "internal-error"   // a bug: the parser panicked (fuzzing fails on it)
+	CodeNotFound           Code = "not-found"        // a path given does not exist, or a directory holds no POLICY.md
+	CodeUnreadable         Code = "unreadable"       // a path given cannot be read
 )
 
 // Problem is one thing wrong with a POLICY.md file, at a file position.
@@ -68,6 +70,9 @@ var (
 	ErrInvalid = errors.New("invalid POLICY.md")
 	// ErrNoPolicy means an install source has no POLICY.md at its root.
 	ErrNoPolicy = errors.New("no POLICY.md at the source root")
+	// ErrInstalled means a policy of the same name, with other content, is
+	// already installed, and Install was not asked to replace it.
+	ErrInstalled = errors.New("a different policy of this name is already installed")
 )
 
 // sortProblems orders problems by file, line, column, code and message, and
