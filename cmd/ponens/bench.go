@@ -7,8 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
+	"path"
+	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"slices"
@@ -23,6 +26,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/ponens/ponens/config"
+	"github.com/ponens/ponens/examples"
 	"github.com/ponens/ponens/ingest/jetstream"
 	"github.com/ponens/ponens/internal/loadgen"
 	"github.com/ponens/ponens/monitor/worker"
@@ -32,10 +36,6 @@ import (
 )
 
 func init() { subcommands = append(subcommands, newBenchCommand) }
-
-// defaultBenchRules is what the embedded pipeline of `ponens bench` loads
-// when no --rules or --formula is given.
-const defaultBenchRules = "examples/rules"
 
 // benchFlags are the flags of `ponens bench`.
 type benchFlags struct {
@@ -61,7 +61,7 @@ type benchFlags struct {
 func newBenchCommand() *cobra.Command {
 	var f benchFlags
 	cmd := &cobra.Command{
-		Use:   "bench [--url NATS] [--duration D] [--runs N] [--rate R] [--json]",
+		Use:   "bench [--url URL] [--rules PATH]... [--duration DURATION] [--runs N] [--rate NUMBER] [--json]",
 		Short: "Load the streaming pipeline and measure throughput, latency and memory",
 		Long: `Publish a reproducible load (fixed --seed) of --runs concurrent agent runs
 and measure the pipeline end to end: events per second acknowledged by the
@@ -76,11 +76,15 @@ there are violations and alerts to time.
 
 Without --url it starts the pipeline of ` + "`ponens serve`" + ` in this process, on
 loopback, with a temporary JetStream store that is removed afterwards:
-an embedded NATS server, --workers monitor workers with --rules (default
-` + defaultBenchRules + `) and the alert stage; the resident memory is then this
-process's. With --url it loads a running ` + "`ponens serve`" + ` (same --prefix and
---partitions) and does not measure its memory. docs/LOAD.md defines every
-figure. Stops by itself, or on SIGINT or SIGTERM.`,
+an embedded NATS server, --workers monitor workers with --rules (default:
+the example rules built into the binary, those of examples/rules) and the
+alert stage; the resident memory is then this process's. With --url it
+loads a running ` + "`ponens serve`" + ` (same --prefix and --partitions) and does
+not measure its memory. docs/LOAD.md defines every figure. Stops by itself,
+or on SIGINT or SIGTERM.`,
+		Example: `  ponens bench --duration 5s --runs 200
+  ponens bench --rules examples/rules --rate 20000 --json
+  ponens bench --url nats://127.0.0.1:4222 --duration 30s`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			err := runBench(cmd, &f)
@@ -164,7 +168,11 @@ func runBench(cmd *cobra.Command, f *benchFlags) error {
 			e.stop()
 		}()
 		url = e.srv.ClientURL()
-		where = fmt.Sprintf("embedded pipeline on %s: NATS JetStream (temporary store), %d workers, %d rules, alert stage", url, f.workers, len(set.Rules))
+		rules := fmt.Sprintf("%d rules", len(set.Rules))
+		if !cmd.Flags().Changed("rules") && !cmd.Flags().Changed("formula") {
+			rules += " (the built-in examples)"
+		}
+		where = fmt.Sprintf("embedded pipeline on %s: NATS JetStream (temporary store), %d workers, %s, alert stage", url, f.workers, rules)
 		if memLimit > 0 {
 			where += fmt.Sprintf("; Go memory limit %d MiB (runtime.memory_limit)", memLimit>>20)
 		}
@@ -178,12 +186,12 @@ func runBench(cmd *cobra.Command, f *benchFlags) error {
 
 	pubConn, err := nats.Connect(url, nats.Name("ponens-bench-publish"))
 	if err != nil {
-		return exitWith(exitBadInput, "ponens bench: connect %s: %v", url, err)
+		return exitWith(exitUnavailable, "connect to %s: %v", url, err)
 	}
 	defer pubConn.Close()
 	subConn, err := nats.Connect(url, nats.Name("ponens-bench-listen"))
 	if err != nil {
-		return exitWith(exitBadInput, "ponens bench: connect %s: %v", url, err)
+		return exitWith(exitUnavailable, "connect to %s: %v", url, err)
 	}
 	defer subConn.Close()
 
@@ -204,6 +212,7 @@ func runBench(cmd *cobra.Command, f *benchFlags) error {
 			f.runs, f.duration, rateText(f.rate, f.maxBacklog), f.seed, f.violations)
 	}
 	res, runErr := loadgen.Run(ctx, pubConn, subConn, opts)
+	runErr = orExit(exitUnavailable, runErr)
 	if runErr != nil && res.Published == 0 {
 		return runErr
 	}
@@ -224,13 +233,43 @@ func runBench(cmd *cobra.Command, f *benchFlags) error {
 	return runErr
 }
 
-// benchRules loads --rules and --formula, or defaultBenchRules when neither
-// is given.
+// benchRules loads --rules and --formula, or the example rules built into
+// the binary when neither is given.
 func benchRules(cmd *cobra.Command, rf *ruleFlags) (*ruleset.Set, error) {
 	if len(rf.rules) == 0 && len(rf.formulas) == 0 {
-		rf.rules = []string{defaultBenchRules}
+		dir, err := builtinRules()
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(dir)
+		rf.rules = []string{dir}
 	}
 	return loadRules(cmd, rf)
+}
+
+// builtinRules writes the example rules built into the binary
+// (examples.Rules) to a new temporary directory and returns it; the caller
+// removes it.
+func builtinRules() (string, error) {
+	dir, err := os.MkdirTemp("", "ponens-rules-*")
+	if err != nil {
+		return "", err
+	}
+	err = fs.WalkDir(examples.Rules, "rules", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := examples.Rules.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dir, path.Base(p)), data, 0o644)
+	})
+	if err != nil {
+		os.RemoveAll(dir)
+		return "", fmt.Errorf("the built-in rules: %w", err)
+	}
+	return dir, nil
 }
 
 func rateText(rate float64, backlog int) string {

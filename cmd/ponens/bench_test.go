@@ -6,15 +6,17 @@ import (
 	"testing"
 )
 
-// TestBenchEmbedded runs a short load against the embedded pipeline and
-// checks the shape of --json and that every figure was measured. It asserts
-// no figure of speed: those are measured by running the bench
-// (docs/LOAD.md), never by tests.
+// TestBenchEmbedded runs a short load against the embedded pipeline, from
+// a directory outside the repository and without --rules (the built-in
+// example rules), and checks the shape of --json and that every figure was
+// measured. It asserts no figure of speed: those are measured by running
+// the bench (docs/LOAD.md), never by tests.
 func TestBenchEmbedded(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts an embedded pipeline and loads it for a few seconds")
 	}
-	out, stderr, code := runPonens(t, "bench", "--rules", "../../examples/rules",
+	t.Chdir(t.TempDir())
+	out, stderr, code := runPonens(t, "bench",
 		"--duration", "2s", "--runs", "200", "--rate", "2000", "--violations", "0.01", "--json")
 	if code != exitOK {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, stderr)
@@ -71,15 +73,16 @@ func TestBenchFlags(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
 		want string
+		code int
 	}{
-		{[]string{"--url", "nats://127.0.0.1:1", "--rules", "x"}, "--rules is for the embedded pipeline"},
-		{[]string{"--url", "nats://127.0.0.1:1", "--workers", "3"}, "--workers is for the embedded pipeline"},
-		{[]string{"--partitions", "0"}, "at least 1"},
-		{[]string{"--url", "nats://127.0.0.1:1"}, "connect"},
+		{[]string{"--url", "nats://127.0.0.1:1", "--rules", "x"}, "--rules is for the embedded pipeline", exitBadInput},
+		{[]string{"--url", "nats://127.0.0.1:1", "--workers", "3"}, "--workers is for the embedded pipeline", exitBadInput},
+		{[]string{"--partitions", "0"}, "at least 1", exitBadInput},
+		{[]string{"--url", "nats://127.0.0.1:1"}, "ponens bench: connect to nats://127.0.0.1:1", exitUnavailable},
 	} {
 		_, stderr, code := runPonens(t, append([]string{"bench"}, tc.args...)...)
-		if code != exitBadInput || !strings.Contains(stderr, tc.want) {
-			t.Errorf("bench %v: exit %d, stderr %q; want exit %d and %q", tc.args, code, stderr, exitBadInput, tc.want)
+		if code != tc.code || !strings.Contains(stderr, tc.want) {
+			t.Errorf("bench %v: exit %d, stderr %q; want exit %d and %q", tc.args, code, stderr, tc.code, tc.want)
 		}
 	}
 }

@@ -26,7 +26,7 @@ func init() { subcommands = append(subcommands, newIngestCommand) }
 
 func newIngestCommand() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "ingest [--listen ADDR] [--url NATS] [--max-body BYTES] [--token TOKEN]",
+		Use:   "ingest [--listen ADDR] [--url URL] [--max-body BYTES] [--token TOKEN]",
 		Short: "Run the HTTP ingest gateway: POST /v1/events, published to NATS JetStream",
 		Long: `Serve the HTTP ingest gateway on --listen (gateway.listen). POST
 /v1/events takes one event, a JSON array of events (application/json) or
@@ -44,6 +44,8 @@ of a running ` + "`ponens serve`" + ` at nats.listen, and provisions the streams
 Stops on SIGINT or SIGTERM once the requests in progress are answered.
 Exit 0 after a clean stop, 1 when NATS cannot be reached or the address
 cannot be listened on, 2 on a bad configuration.`,
+		Example: `  ponens ingest --url nats://127.0.0.1:4222 --listen 127.0.0.1:8081
+  PONENS_GATEWAY_TOKEN=secret ponens ingest`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := loadConfig(cmd, map[string]string{

@@ -16,7 +16,7 @@ func init() { subcommands = append(subcommands, newManifestCommand) }
 func newManifestCommand() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "manifest [--url NATS] [--json]",
+		Use:   "manifest [--url URL] [--json]",
 		Short: "Print the fleet's rule manifest: every rule the workers have had in force, each meaning a version",
 		Long: `Print the rule manifest the monitor workers keep in the <prefix>_rules
 key-value bucket: for every rule id ever in force, each meaning it has had
@@ -24,6 +24,8 @@ key-value bucket: for every rule id ever in force, each meaning it has had
 when). A rule whose meaning changes gets a new version whose verdicts carry
 "<id>@<version>". Connects to nats.url (--url), or to a running ` + "`ponens serve`" + `
 at nats.listen.`,
+		Example: `  ponens manifest
+  ponens manifest --url nats://127.0.0.1:4222 --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := loadConfig(cmd, natsFlags)
@@ -61,7 +63,7 @@ at nats.listen.`,
 			return tw.Flush()
 		},
 	}
-	registerNATS(cmd)
+	registerNATS(cmd, false)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the manifest as JSON")
 	return cmd
 }

@@ -10,6 +10,9 @@ var policySubcommands []func() *cobra.Command
 
 func newPolicyCommand() *cobra.Command {
 	cmd := groupCommand("policy", "Validate, inspect and convert policies (LTLf rules and POLICY.md)")
+	cmd.Example = `  ponens policy check examples/rules
+  ponens policy validate examples/rules/POLICY.md
+  ponens policy list --dir examples/rules`
 	for _, add := range policySubcommands {
 		cmd.AddCommand(add())
 	}

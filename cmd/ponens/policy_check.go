@@ -20,6 +20,8 @@ or every such file in a directory. Each rule is parsed, checked, printed in
 canonical form and classified to its language level; a declared
 language_level lower than the one the formula needs is an error. Exit 0 if
 every rule is valid, 2 otherwise.`,
+		Example: `  ponens policy check examples/rules
+  ponens policy check --json examples/rules/gallery.yaml`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			set, probs := ruleset.Load(args...)

@@ -17,7 +17,7 @@ import (
 	"github.com/ponens/ponens/policy/policymd"
 )
 
-// The POLICY.md subcommands of `ponens policy` (seed 004).
+// The POLICY.md subcommands of `ponens policy`.
 func init() {
 	policySubcommands = append(policySubcommands,
 		newPolicyValidateCommand,
@@ -37,6 +37,8 @@ func newPolicyValidateCommand() *cobra.Command {
 searched recursively for files named POLICY.md. Every problem is printed as
 file:line:col: code: message. Exit status 0 when every file is valid, 2
 otherwise.`,
+		Example: `  ponens policy validate examples/rules/POLICY.md
+  ponens policy validate --strict --json examples/rules`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return exitWith(exitBadInput, "ponens policy validate: give at least one file or directory")
@@ -216,6 +218,8 @@ func newPolicyContextCommand() *cobra.Command {
 		Long: `Discover the POLICY.md files of a working directory and render them as
 Markdown for an agent's system prompt. With --agent, only the policies whose
 appliesTo contains all or that agent id.`,
+		Example: `  ponens policy context --dir examples/rules
+  ponens policy context --dir examples/rules --agent coder-1`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			pols, err := loadPolicies(cmd.ErrOrStderr(), "context", dir)
@@ -242,6 +246,8 @@ appliesTo contains all or that agent id.`,
 
 func newPolicyCodexCommand() *cobra.Command {
 	cmd := groupCommand("codex", "Convert the discovered POLICY.md files for OpenAI Codex")
+	cmd.Example = `  ponens policy codex execpolicy --dir examples/rules
+  ponens policy codex guardian --dir examples/rules`
 	for _, c := range []struct {
 		use, short string
 		render     func([]*policymd.Policy) string
@@ -251,9 +257,10 @@ func newPolicyCodexCommand() *cobra.Command {
 	} {
 		var dir string
 		sub := &cobra.Command{
-			Use:   c.use + " [--dir WD]",
-			Short: c.short,
-			Args:  cobra.NoArgs,
+			Use:     c.use + " [--dir WD]",
+			Short:   c.short,
+			Example: "  ponens policy codex " + c.use + " --dir examples/rules",
+			Args:    cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, _ []string) error {
 				pols, err := loadPolicies(cmd.ErrOrStderr(), "codex "+c.use, dir)
 				if err != nil {
@@ -337,6 +344,8 @@ func newPolicyListCommand() *cobra.Command {
 		Long: `List the POLICY.md files discovered in a working directory, in load order:
 name, scope, appliesTo, severity, rule count and file. Invalid files are
 reported on standard error and make the exit status 2.`,
+		Example: `  ponens policy list --dir examples/rules
+  ponens policy list --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := isDir(dir); err != nil {

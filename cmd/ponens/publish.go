@@ -12,7 +12,7 @@ func init() { subcommands = append(subcommands, newPublishCommand) }
 
 func newPublishCommand() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "publish [--url NATS] FILE...",
+		Use:   "publish [--url URL] FILE...",
 		Short: "Replay trace files into the EVENTS stream",
 		Long: `Read every file, an event stream (JSON lines, one envelope per line) or a
 Ponens reference trace (one JSON object), and publish each of its events
@@ -28,6 +28,8 @@ of a running ` + "`ponens serve`" + ` at nats.listen. Exit 0 when every event is
 stored, 1 when some could not be (the server unreachable, or refusing
 them), 2 on unreadable input or a configuration that does not fit the
 existing streams, with a message naming the file, line and field.`,
+		Example: `  ponens publish examples/traces
+  ponens publish --url nats://127.0.0.1:4222 examples/traces/fleet.jsonl`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return exitWith(exitBadInput, "ponens publish: give at least one trace file")

@@ -28,6 +28,7 @@ decide), 2 bad input or usage, 3 a service (NATS) could not be reached.`,
 			return err
 		},
 	}
+	root.CompletionOptions.HiddenDefaultCmd = true
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return exitWith(exitBadInput, "%v", err)
 	})
@@ -60,7 +61,7 @@ func loadConfig(cmd *cobra.Command, binds map[string]string) (config.Config, err
 // prints its help; an unknown one is a usage error.
 func groupCommand(use, short string) *cobra.Command {
 	return &cobra.Command{
-		Use:   use + " COMMAND",
+		Use:   use,
 		Short: short,
 		Args:  cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -40,12 +40,18 @@ var natsFlags = map[string]string{
 	"data": "nats.store_dir", "listen": "nats.listen",
 }
 
-func registerNATS(cmd *cobra.Command) {
-	cmd.Flags().String("url", "", "NATS URL (nats.url; serve: empty runs an embedded server, others: connect to nats.listen)")
+// registerNATS registers the NATS flags of cmd; embedded adds those of the
+// embedded server `serve` runs.
+func registerNATS(cmd *cobra.Command, embedded bool) {
+	if embedded {
+		cmd.Flags().String("url", "", "NATS URL of a cluster to join (nats.url; default: run an embedded server)")
+		cmd.Flags().String("data", "", "embedded server: JetStream storage directory (nats.store_dir, default data/nats)")
+		cmd.Flags().String("listen", "", "embedded server: client address (nats.listen, default 127.0.0.1:4222)")
+	} else {
+		cmd.Flags().String("url", "", "NATS URL (nats.url; default: a local ponens serve at nats.listen)")
+	}
 	cmd.Flags().String("prefix", "", "subject and stream prefix (nats.prefix, default ponens)")
 	cmd.Flags().Int("partitions", 0, "partitions of the events stream, fixed when it is created (nats.partitions, default "+strconv.Itoa(schema.DefaultPartitions)+")")
-	cmd.Flags().String("data", "", "embedded server: JetStream storage directory (nats.store_dir, default data/nats)")
-	cmd.Flags().String("listen", "", "embedded server: client address (nats.listen, default 127.0.0.1:4222)")
 }
 
 func subjectsOf(c config.Config) schema.Subjects { return streamConfig(c.NATS).Subjects() }
@@ -80,8 +86,16 @@ sharing the partitions, and the alert stage. With nats.url (--url) it joins
 an existing NATS cluster instead of embedding one. With --demo it also
 publishes a synthetic fleet of agents and prints what the monitor made of
 it. Stops cleanly on SIGINT or SIGTERM.`,
+		Example: `  ponens serve --rules examples/rules --demo
+  ponens serve --rules examples/rules --data /var/lib/ponens --http 0.0.0.0:8080
+  ponens serve --rules examples/rules --url nats://nats-1:4222 --workers 4`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			for _, name := range []string{"agents", "runs", "steps", "violations", "seed"} {
+				if cmd.Flags().Changed(name) && !demo {
+					return exitWith(exitBadInput, "--%s shapes the demo fleet: give --demo with it", name)
+				}
+			}
 			binds := maps.Clone(natsFlags)
 			binds["http"] = "gateway.listen"
 			cfg, err := loadConfig(cmd, binds)
@@ -145,7 +159,7 @@ it. Stops cleanly on SIGINT or SIGTERM.`,
 			return orExit(exitUnavailable, err)
 		},
 	}
-	registerNATS(cmd)
+	registerNATS(cmd, true)
 	rf.register(cmd)
 	cmd.Flags().String("http", "", "ingest gateway address (gateway.listen, default 127.0.0.1:8080)")
 	cmd.Flags().IntVar(&workers, "workers", 2, "monitor workers in this process")
@@ -168,13 +182,15 @@ func newWorkerCommand() *cobra.Command {
 		name string
 	)
 	cmd := &cobra.Command{
-		Use:   "worker [--url NATS] --rules PATH... [--name NAME]",
+		Use:   "worker [--url URL] --rules PATH... [--name NAME]",
 		Short: "Run one monitor worker against a NATS cluster",
 		Long: `Run one monitor worker: it joins the workers sharing the partitions of
 the events stream, takes the partitions rendezvous hashing gives it, and
 processes them until SIGINT or SIGTERM, when it checkpoints and hands them
 back. Connects to nats.url (--url), or to a running ` + "`ponens serve`" + ` at
 nats.listen.`,
+		Example: `  ponens worker --rules examples/rules
+  ponens worker --url nats://nats-1:4222 --rules examples/rules --name worker-2`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := loadConfig(cmd, natsFlags)
@@ -215,7 +231,7 @@ nats.listen.`,
 			return orExit(exitUnavailable, g.Wait())
 		},
 	}
-	registerNATS(cmd)
+	registerNATS(cmd, false)
 	rf.register(cmd)
 	cmd.Flags().StringVar(&name, "name", "", "worker name, unique among the live workers (default host-pid)")
 	return cmd
@@ -227,13 +243,15 @@ func newDemoCommand() *cobra.Command {
 		rate float64
 	)
 	cmd := &cobra.Command{
-		Use:   "demo [--url NATS] [--agents N] [--runs N] [--rate R] [--violations F]",
+		Use:   "demo [--url URL] [--agents N] [--runs N] [--rate NUMBER] [--violations NUMBER] [--seed N]",
 		Short: "Publish a synthetic fleet of agents to a running ponens",
 		Long: `Publish a synthetic fleet of coding agents (compliant runs and runs that
 read nothing before editing, commit untested, write .env or vanish) with the
 Go client, at --rate events per second (0: as fast as acknowledged), then
 report the verdicts and alerts the running service produced. Connects to
 nats.url (--url), or to a running ` + "`ponens serve`" + ` at nats.listen.`,
+		Example: `  ponens demo
+  ponens demo --url nats://127.0.0.1:4222 --agents 20 --rate 500 --seed 7`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := loadConfig(cmd, natsFlags)
@@ -250,7 +268,7 @@ nats.url (--url), or to a running ` + "`ponens serve`" + ` at nats.listen.`,
 			return orExit(exitUnavailable, runDemo(ctx, cmd.OutOrStdout(), nc, js, subjectsOf(cfg), c, rate))
 		},
 	}
-	registerNATS(cmd)
+	registerNATS(cmd, false)
 	registerFleet(cmd, &c)
 	cmd.Flags().Float64Var(&rate, "rate", 0, "events per second (0: unlimited)")
 	return cmd
