@@ -61,7 +61,7 @@ every rule is valid, 2 otherwise.`,
 				}
 			}
 			if len(probs) > 0 {
-				return &exitError{code: exitBadInput}
+				return exitWith(exitBadInput, "%s", plural(len(probs), "problem"))
 			}
 			return nil
 		},

@@ -1,0 +1,331 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+var (
+	binOnce sync.Once
+	binDir  string
+	binPath string
+	binErr  error
+)
+
+// ponensBinary builds the ponens binary once for the package's tests.
+func ponensBinary(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		if binDir, binErr = os.MkdirTemp("", "ponens-bin-*"); binErr != nil {
+			return
+		}
+		binPath = filepath.Join(binDir, "ponens")
+		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			binErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
+}
+
+// cliResult is what a run of the binary printed and its exit code.
+type cliResult struct {
+	stdout, stderr string
+	code           int
+}
+
+// runBinary runs the binary in dir with env added to the environment.
+func runBinary(t *testing.T, dir string, env []string, args ...string) cliResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, ponensBinary(t), args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("ponens %v: %v", args, err)
+	}
+	return cliResult{out.String(), errOut.String(), code}
+}
+
+// startServe runs `ponens serve` in dir on free loopback addresses and
+// returns its NATS URL once its gateway listens; the process is stopped
+// when the test ends.
+func startServe(t *testing.T, dir string) string {
+	t.Helper()
+	nats, http := freeAddr(t), freeAddr(t)
+	repo, _ := filepath.Abs("../..")
+	cmd := exec.Command(ponensBinary(t), "serve", "--rules", filepath.Join(repo, "examples", "rules"),
+		"--listen", nats, "--http", http, "--data", filepath.Join(dir, "nats"))
+	cmd.Dir = dir
+	var errOut syncBuffer
+	cmd.Stderr = &errOut
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
+	})
+	ready := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if strings.HasPrefix(sc.Text(), "gateway ") {
+				close(ready)
+			}
+		}
+	}()
+	select {
+	case <-ready:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("ponens serve did not start:\n%s", errOut.String())
+	}
+	return "nats://" + nats
+}
+
+// TestCLIExitCodes runs the real binary, from a directory outside the
+// repository, for every command: each outcome exits with the code of the
+// contract (0 all well, 1 a rule violated or a step not allowed, 2 bad
+// input or usage, 3 a service not reached), and each error is one line
+// prefixed with the command that failed.
+func TestCLIExitCodes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs ponens serve")
+	}
+	repo, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex := func(p string) string { return filepath.Join(repo, "examples", p) }
+	work := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(work, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	ended := write("ended.jsonl", `{"v":1,"runId":"ended-1","seq":1,"ts":"2026-01-01T00:00:00Z","type":"run.start","start":{}}
+{"v":1,"runId":"ended-1","seq":2,"ts":"2026-01-01T00:00:01Z","type":"run.finish","end":{}}
+`)
+	notraces := filepath.Dir(write("notraces/readme.txt", "no traces here\n"))
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	down := "nats://127.0.0.1:1" // port 1 on loopback refuses
+	url := startServe(t, work)
+	noWait := []string{"PONENS_NATS_START_WAIT=0s"}
+	const formula = "G(GitCommit → P(RunTests))"
+
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		env   []string
+		code  int
+		want  string // in stderr, or in stdout when the code is 0 or 1
+		retry bool   // run again until the code is the one wanted (the service catching up)
+	}{
+		{name: "version", args: []string{"version"}, want: "ponens "},
+		{name: "--version", args: []string{"--version"}, want: "(commit "},
+		{name: "unknown command", args: []string{"frob"}, code: exitBadInput, want: `ponens: unknown command "frob" for "ponens"`},
+		{name: "unknown flag", args: []string{"check", "--frob"}, code: exitBadInput, want: "ponens check: unknown flag: --frob"},
+
+		{name: "check violated", args: []string{"check", "--rules", ex("rules"), "--out", work, ex("traces")}, code: exitViolated, want: "7 violated"},
+		{name: "check satisfied", args: []string{"check", "--formula", formula, "--out", work, ex("traces/verify_proved.json")}, want: "1 satisfied, 0 violated"},
+		{name: "check no trace", args: []string{"check", "--rules", ex("rules")}, code: exitBadInput, want: "ponens check: give at least one trace file"},
+		{name: "check missing trace", args: []string{"check", "--rules", ex("rules"), "nope.jsonl"}, code: exitBadInput, want: "ponens check: nope.jsonl: no such file or directory"},
+		{name: "check directory without traces", args: []string{"check", "--rules", ex("rules"), notraces}, code: exitBadInput, want: "ponens check: " + notraces + ": a directory without trace files"},
+		{name: "check no rules", args: []string{"check", ex("traces")}, code: exitBadInput, want: "ponens check: give at least one --formula or --rules"},
+
+		{name: "eval failed", args: []string{"eval", "--rules", ex("rules/gallery.yaml"), ex("traces")}, code: exitViolated, want: "fail"},
+		{name: "eval passed", args: []string{"eval", "--formula", formula, ex("traces/verify_proved.json")}, want: "pass"},
+		{name: "eval missing trace", args: []string{"eval", "--formula", formula, "nope.json"}, code: exitBadInput, want: "ponens eval: nope.json: no such file or directory"},
+
+		{name: "decide deny", args: []string{"decide", "--rules", ex("rules"), ex("decide/intent.json")}, code: exitViolated, want: "deny by no-env-writes"},
+		{name: "decide allow", args: []string{"decide", "--formula", formula, "--mode", "observe", ex("decide/commit.json")}, want: "allow"},
+		{name: "decide bad mode", args: []string{"decide", "--formula", formula, "--mode", "block", ex("decide/commit.json")}, code: exitBadInput, want: `ponens decide: --mode: expected deny, suspend, abort or observe, got "block"`},
+		{name: "decide ended history", args: []string{"decide", "--rules", ex("rules"), "--history", ended, ex("decide/commit.json")}, code: exitBadInput, want: "the run has ended (run.finish at seq 2): no step can follow"},
+		{name: "decide --url without --run", args: []string{"decide", "--rules", ex("rules"), "--url", url, ex("decide/commit.json")}, code: exitBadInput, want: "ponens decide: --url is for asking the running service"},
+		{name: "decide --run service down", args: []string{"decide", "--run", "r", "--url", down, ex("decide/commit.json")}, code: exitUnavailable, want: "ponens decide: connect to " + down},
+		{name: "decide --run unknown run", args: []string{"decide", "--run", "nobody", "--url", url, ex("decide/commit.json")}, code: exitBadInput, want: `ponens decide: run "nobody" is unknown to the service`},
+		{name: "decide --run --new-run", args: []string{"decide", "--run", "nobody", "--new-run", "--url", url, "--json", ex("decide/intent.json")}, code: exitViolated, want: `"decision":"deny"`},
+
+		{name: "publish", args: []string{"publish", "--url", url, ended}, want: "published 2 events of 1 runs from 1 files"},
+		{name: "decide --run ended run", args: []string{"decide", "--run", "ended-1", "--url", url, ex("decide/commit.json")}, code: exitBadInput,
+			want: `ponens decide: run "ended-1": the run has ended (run.finish at seq 2): no step can follow`, retry: true},
+		{name: "publish a directory", args: []string{"publish", "--url", url, ex("traces")}, want: "from 3 files"},
+		{name: "publish nothing", args: []string{"publish"}, code: exitBadInput, want: "ponens publish: give at least one trace file"},
+		{name: "publish service down", args: []string{"publish", "--url", down, ended}, code: exitUnavailable, want: "ponens publish: connect to " + down},
+
+		{name: "manifest", args: []string{"manifest", "--url", url}, want: "tests_before_commit"},
+		{name: "manifest service down", args: []string{"manifest", "--url", down}, code: exitUnavailable, want: "ponens manifest: connect to " + down},
+		{name: "demo", args: []string{"demo", "--url", url, "--agents", "2", "--runs", "1"}, want: "demo      published"},
+		{name: "demo service down", args: []string{"demo", "--url", down}, code: exitUnavailable, want: "ponens demo: connect to " + down},
+		{name: "worker service down", args: []string{"worker", "--url", down, "--rules", ex("rules")}, env: noWait, code: exitUnavailable, want: "ponens worker: connect to " + down},
+		{name: "ingest service down", args: []string{"ingest", "--url", down}, env: noWait, code: exitUnavailable, want: "ponens ingest: connect to " + down},
+		{name: "ingest address taken", args: []string{"ingest", "--url", url, "--listen", taken.Addr().String()}, code: exitBadInput, want: "ponens ingest: gateway.listen: listen tcp " + taken.Addr().String()},
+		{name: "serve without rules", args: []string{"serve"}, code: exitBadInput, want: "ponens serve: give at least one --formula or --rules"},
+		{name: "serve NATS address taken", args: []string{"serve", "--rules", ex("rules"), "--listen", taken.Addr().String(), "--data", filepath.Join(work, "s1")}, code: exitBadInput, want: "ponens serve: "},
+		{name: "serve gateway address taken", args: []string{"serve", "--rules", ex("rules"), "--listen", freeAddr(t), "--http", taken.Addr().String(), "--data", filepath.Join(work, "s2")},
+			code: exitBadInput, want: "ponens serve: gateway.listen: listen tcp " + taken.Addr().String()},
+		{name: "serve demo flag without --demo", args: []string{"serve", "--rules", ex("rules"), "--agents", "3"}, code: exitBadInput, want: "ponens serve: --agents shapes the demo fleet: give --demo with it"},
+		{name: "bench built-in rules", args: []string{"bench", "--duration", "1s", "--runs", "20", "--rate", "200"}, want: "(the built-in examples)"},
+		{name: "bench service down", args: []string{"bench", "--url", down}, code: exitUnavailable, want: "ponens bench: connect to " + down},
+
+		{name: "policy", args: []string{"policy"}, want: "Available Commands:"},
+		{name: "policy unknown command", args: []string{"policy", "frob"}, code: exitBadInput, want: `ponens policy: unknown command "frob"`},
+		{name: "policy codex unknown command", args: []string{"policy", "codex", "frob"}, code: exitBadInput, want: `ponens policy codex: unknown command "frob"`},
+		{name: "policy check", args: []string{"policy", "check", ex("rules")}, want: "ok    tests_before_commit"},
+		{name: "policy check missing", args: []string{"policy", "check", "nope.yaml"}, code: exitBadInput, want: "ponens policy check: 1 problem"},
+		{name: "policy validate", args: []string{"policy", "validate", ex("rules/POLICY.md")}, want: ": valid"},
+		{name: "policy validate missing", args: []string{"policy", "validate", "nope.md"}, code: exitBadInput, want: "ponens policy validate: 1 of 1 file(s) invalid, 1 problem(s)"},
+		{name: "policy list", args: []string{"policy", "list", "--dir", ex("rules")}, want: "project-guardrails"},
+		{name: "policy list missing directory", args: []string{"policy", "list", "--dir", "/nonexistent"}, code: exitBadInput, want: "ponens policy list: --dir /nonexistent: no such file or directory"},
+		{name: "policy context", args: []string{"policy", "context", "--dir", ex("rules")}, want: "# Policy: project-guardrails"},
+		{name: "policy codex execpolicy", args: []string{"policy", "codex", "execpolicy", "--dir", ex("rules")}, want: "# policy project-guardrails"},
+		{name: "policy codex guardian", args: []string{"policy", "codex", "guardian", "--dir", ex("rules")}, want: "project-guardrails"},
+		{name: "policy install", args: []string{"policy", "install", ex("rules"), "--dir", work}, want: "installed " + filepath.Join(work, ".policies")},
+		{name: "policy install nothing", args: []string{"policy", "install"}, code: exitBadInput, want: "ponens policy install: give exactly one SOURCE"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var r cliResult
+			for try := 0; ; try++ {
+				r = runBinary(t, work, tc.env, tc.args...)
+				if r.code == tc.code || !tc.retry || try == 50 {
+					break
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			where := r.stderr
+			if tc.code == exitOK || tc.code == exitViolated {
+				where = r.stdout + r.stderr
+			}
+			if r.code != tc.code || !strings.Contains(where, tc.want) {
+				t.Errorf("ponens %s: exit %d, want %d and %q\nstdout:\n%s\nstderr:\n%s", strings.Join(tc.args, " "), r.code, tc.code, tc.want, r.stdout, r.stderr)
+			}
+			if r.code >= exitBadInput && !regexp.MustCompile(`(?m)^ponens( [a-z]+)*: `).MatchString(r.stderr) {
+				t.Errorf("ponens %s: the error has no \"ponens <command>: \" prefix: %q", strings.Join(tc.args, " "), r.stderr)
+			}
+		})
+	}
+}
+
+// commandPaths lists every visible command under root, as typed.
+func commandPaths(root *cobra.Command) [][]string {
+	var out [][]string
+	var walk func(c *cobra.Command, path []string)
+	walk = func(c *cobra.Command, path []string) {
+		for _, sub := range c.Commands() {
+			if sub.Hidden || sub.Name() == "help" {
+				continue
+			}
+			p := append(append([]string{}, path...), sub.Name())
+			out = append(out, p)
+			walk(sub, p)
+		}
+	}
+	walk(root, nil)
+	return out
+}
+
+// TestCLIConfigRefused: every command refuses a --config file that does
+// not exist, and one with an unknown key, the same way: exit 2 and a
+// message naming the file (and the key's line).
+func TestCLIConfigRefused(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	work := t.TempDir()
+	bad := filepath.Join(work, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("nats:\n  colour: blue\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := map[string][]string{ // arguments the command's own checks need, met before the configuration is read
+		"check": {"x"}, "eval": {"x"}, "decide": {"x"}, "publish": {"x"}, "policy check": {"x"},
+	}
+	paths := commandPaths(newRootCommand())
+	if len(paths) < 15 {
+		t.Fatalf("only %d commands found", len(paths))
+	}
+	for _, p := range paths {
+		name := "ponens " + strings.Join(p, " ")
+		for _, c := range []struct{ file, want string }{
+			{"/nonexistent.yaml", name + ": config: open /nonexistent.yaml: no such file or directory"},
+			{bad, name + ": config: " + bad + `:2:3: unknown key "nats.colour"`},
+		} {
+			full := append(append(append([]string{}, p...), "--config", c.file), args[strings.Join(p, " ")]...)
+			r := runBinary(t, work, nil, full...)
+			if r.code != exitBadInput || !strings.Contains(r.stderr, c.want) {
+				t.Errorf("%s --config %s: exit %d, stderr %q; want exit 2 and %q", name, c.file, r.code, r.stderr, c.want)
+			}
+		}
+	}
+}
+
+// TestCLIHelp: every command's help has examples, shows a switch as
+// --json and a value as --flag NAME, and cites nothing a user of this
+// repository does not have.
+func TestCLIHelp(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	work := t.TempDir()
+	typeNames := regexp.MustCompile(`--[a-z-]+ (string|int|uint|int64|float64|duration|stringArray)\b`)
+	history := regexp.MustCompile(`seed 00\d|§|DESIGN\.md|SEMANTICS\.md|session \d`)
+	for _, p := range append(commandPaths(newRootCommand()), nil) {
+		r := runBinary(t, work, nil, append(p, "--help")...)
+		name := strings.TrimSpace("ponens " + strings.Join(p, " "))
+		switch {
+		case r.code != exitOK:
+			t.Errorf("%s --help: exit %d, %s", name, r.code, r.stderr)
+		case !strings.Contains(r.stdout, "\nExamples:\n  ponens "):
+			t.Errorf("%s --help has no Examples section:\n%s", name, r.stdout)
+		case strings.Contains(r.stdout, "[=true|false]"):
+			t.Errorf("%s --help shows a switch with [=true|false]:\n%s", name, r.stdout)
+		case typeNames.MatchString(r.stdout):
+			t.Errorf("%s --help names a value by its Go type: %q", name, typeNames.FindString(r.stdout))
+		case history.MatchString(r.stdout):
+			t.Errorf("%s --help cites %q", name, history.FindString(r.stdout))
+		}
+	}
+}
