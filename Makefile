@@ -9,8 +9,13 @@ FUZZTIME ?= 30s
 # fails with "context deadline exceeded" and no input.
 FUZZMINTIME ?= 1s
 DIFF_CASES ?= 200000
+# `ponens version` prints these; without them the binary reports what the Go
+# toolchain recorded (module version, VCS revision).
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+COMMIT  ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null)
+LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
-.PHONY: all deps build test test-race lint bench fuzz run check-examples clean
+.PHONY: all deps build install test test-race lint bench fuzz run check-examples clean
 
 all: build
 
@@ -20,7 +25,12 @@ deps:
 
 ## build: build bin/ponens
 build:
-	$(GO) build -o $(BIN) ./cmd/ponens
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/ponens
+
+## install: install ponens into $(go env GOBIN), else $(go env GOPATH)/bin: put that directory on your PATH
+install:
+	$(GO) install -ldflags '$(LDFLAGS)' ./cmd/ponens
+	@echo "installed $$( { $(GO) env GOBIN; } | grep . || echo $$($(GO) env GOPATH)/bin)/ponens"
 
 ## test: formatting, vet, every test, and the race detector on the concurrent packages
 test: lint
@@ -56,7 +66,7 @@ run: build
 
 ## check-examples: check the bundled example traces against the example rules, offline
 check-examples: build
-	$(BIN) check --rules examples/rules --out examples/out examples/traces/*.json examples/traces/*.jsonl || test $$? -eq 1
+	$(BIN) check --rules examples/rules --out examples/out examples/traces || test $$? -eq 1
 
 clean:
 	rm -rf bin examples/out data

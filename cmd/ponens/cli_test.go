@@ -133,6 +133,10 @@ func TestCLIExitCodes(t *testing.T) {
 	}
 	ex := func(p string) string { return filepath.Join(repo, "examples", p) }
 	work := t.TempDir()
+	traces := filepath.Join(work, "traces") // check writes verdict streams beside the traces: not into the repository
+	if err := os.CopyFS(traces, os.DirFS(ex("traces"))); err != nil {
+		t.Fatal(err)
+	}
 	write := func(name, body string) string {
 		p := filepath.Join(work, name)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -170,8 +174,8 @@ func TestCLIExitCodes(t *testing.T) {
 		{name: "unknown command", args: []string{"frob"}, code: exitBadInput, want: `ponens: unknown command "frob" for "ponens"`},
 		{name: "unknown flag", args: []string{"check", "--frob"}, code: exitBadInput, want: "ponens check: unknown flag: --frob"},
 
-		{name: "check violated", args: []string{"check", "--rules", ex("rules"), "--out", work, ex("traces")}, code: exitViolated, want: "7 violated"},
-		{name: "check satisfied", args: []string{"check", "--formula", formula, "--out", work, ex("traces/verify_proved.json")}, want: "1 satisfied, 0 violated"},
+		{name: "check violated", args: []string{"check", "--rules", ex("rules"), "--out", work, traces}, code: exitViolated, want: "7 violated"},
+		{name: "check satisfied", args: []string{"check", "--formula", formula, "--out", work, filepath.Join(traces, "verify_proved.json")}, want: "1 satisfied, 0 violated"},
 		{name: "check no trace", args: []string{"check", "--rules", ex("rules")}, code: exitBadInput, want: "ponens check: give at least one trace file"},
 		{name: "check missing trace", args: []string{"check", "--rules", ex("rules"), "nope.jsonl"}, code: exitBadInput, want: "ponens check: nope.jsonl: no such file or directory"},
 		{name: "check directory without traces", args: []string{"check", "--rules", ex("rules"), notraces}, code: exitBadInput, want: "ponens check: " + notraces + ": a directory without trace files"},
