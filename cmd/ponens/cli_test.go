@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -79,14 +80,14 @@ func runBinary(t *testing.T, dir string, env []string, args ...string) cliResult
 }
 
 // startServe runs `ponens serve` in dir on free loopback addresses and
-// returns its NATS URL once its gateway listens; the process is stopped
-// when the test ends.
-func startServe(t *testing.T, dir string) string {
+// returns its NATS URL and gateway address once its gateway listens, and
+// its stderr; the process is stopped when the test ends.
+func startServe(t *testing.T, dir string) (string, string, *syncBuffer) {
 	t.Helper()
-	nats, http := freeAddr(t), freeAddr(t)
+	natsAddr, httpAddr := freeAddr(t), freeAddr(t)
 	repo, _ := filepath.Abs("../..")
 	cmd := exec.Command(ponensBinary(t), "serve", "--rules", filepath.Join(repo, "examples", "rules"),
-		"--listen", nats, "--http", http, "--data", filepath.Join(dir, "nats"))
+		"--listen", natsAddr, "--http", httpAddr, "--data", filepath.Join(dir, "nats"))
 	cmd.Dir = dir
 	var errOut syncBuffer
 	cmd.Stderr = &errOut
@@ -115,7 +116,7 @@ func startServe(t *testing.T, dir string) string {
 	case <-time.After(30 * time.Second):
 		t.Fatalf("ponens serve did not start:\n%s", errOut.String())
 	}
-	return "nats://" + nats
+	return "nats://" + natsAddr, httpAddr, &errOut
 }
 
 // TestCLIExitCodes runs the real binary, from a directory outside the
@@ -157,7 +158,7 @@ func TestCLIExitCodes(t *testing.T) {
 	}
 	defer taken.Close()
 	down := "nats://127.0.0.1:1" // port 1 on loopback refuses
-	url := startServe(t, work)
+	url, gatewayAddr, serveLog := startServe(t, work)
 	noWait := []string{"PONENS_NATS_START_WAIT=0s"}
 	const formula = "G(GitCommit → P(RunTests))"
 
@@ -175,6 +176,7 @@ func TestCLIExitCodes(t *testing.T) {
 		{name: "unknown flag", args: []string{"check", "--frob"}, code: exitBadInput, want: "ponens check: unknown flag: --frob"},
 
 		{name: "check violated", args: []string{"check", "--rules", ex("rules"), "--out", work, traces}, code: exitViolated, want: "7 violated"},
+		{name: "check again: verdict streams skipped", args: []string{"check", "--rules", ex("rules"), "--out", work, traces}, code: exitViolated, want: "9 rules × 5 traces: 36 satisfied, 7 violated"},
 		{name: "check satisfied", args: []string{"check", "--formula", formula, "--out", work, filepath.Join(traces, "verify_proved.json")}, want: "1 satisfied, 0 violated"},
 		{name: "check no trace", args: []string{"check", "--rules", ex("rules")}, code: exitBadInput, want: "ponens check: give at least one trace file"},
 		{name: "check missing trace", args: []string{"check", "--rules", ex("rules"), "nope.jsonl"}, code: exitBadInput, want: "ponens check: nope.jsonl: no such file or directory"},
@@ -203,7 +205,7 @@ func TestCLIExitCodes(t *testing.T) {
 
 		{name: "manifest", args: []string{"manifest", "--url", url}, want: "tests_before_commit"},
 		{name: "manifest service down", args: []string{"manifest", "--url", down}, code: exitUnavailable, want: "ponens manifest: connect to " + down},
-		{name: "demo", args: []string{"demo", "--url", url, "--agents", "2", "--runs", "1"}, want: "demo      published"},
+		{name: "demo", args: []string{"demo", "--url", url, "--agents", "2", "--runs", "1"}, want: "(2 agents, run ids demo-1-"},
 		{name: "demo service down", args: []string{"demo", "--url", down}, code: exitUnavailable, want: "ponens demo: connect to " + down},
 		{name: "worker service down", args: []string{"worker", "--url", down, "--rules", ex("rules")}, env: noWait, code: exitUnavailable, want: "ponens worker: connect to " + down},
 		{name: "ingest service down", args: []string{"ingest", "--url", down}, env: noWait, code: exitUnavailable, want: "ponens ingest: connect to " + down},
@@ -232,6 +234,14 @@ func TestCLIExitCodes(t *testing.T) {
 		{name: "policy install nothing", args: []string{"policy", "install"}, code: exitBadInput, want: "ponens policy install: give exactly one SOURCE"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.name == "manifest" { // an invalid event through the gateway, for the dead-letter log line
+				body := `{"v":1,"runId":"broken-1","seq":1,"ts":"2026-01-01T00:00:00Z","type":"action","action":{"id":1}}`
+				resp, err := http.Post("http://"+gatewayAddr+"/v1/events", "application/json", strings.NewReader(body))
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+			}
 			var r cliResult
 			for try := 0; ; try++ {
 				r = runBinary(t, work, tc.env, tc.args...)
@@ -251,6 +261,29 @@ func TestCLIExitCodes(t *testing.T) {
 				t.Errorf("ponens %s: the error has no \"ponens <command>: \" prefix: %q", strings.Join(tc.args, " "), r.stderr)
 			}
 		})
+	}
+	checkServeLog(t, serveLog)
+}
+
+// checkServeLog checks that the serve of TestCLIExitCodes logged the
+// demo's violations at info and the gateway's dead letter at warn, one
+// structured line each.
+func checkServeLog(t *testing.T, log *syncBuffer) {
+	t.Helper()
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`(?m)^time=\S+ level=INFO msg=violation rule=\S+ run=demo-1-\S+ agent=agent-00\d seq=\d+ mode=\w+$`),
+		regexp.MustCompile(`(?m)^time=\S+ level=WARN msg="dead letter" reason=invalid run=broken-1 source=gateway error=`),
+	} {
+		var found bool
+		for try := 0; try < 50 && !found; try++ {
+			found = want.MatchString(log.String())
+			if !found {
+				time.Sleep(100 * time.Millisecond)
+			}
+		}
+		if !found {
+			t.Errorf("ponens serve logged no line matching %s:\n%s", want, log.String())
+		}
 	}
 }
 
