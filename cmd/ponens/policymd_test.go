@@ -87,6 +87,14 @@ func TestPolicyValidateCommand(t *testing.T) {
 		!strings.Contains(stderr, "1 of 1 file(s) invalid, 1 problem(s)") {
 		t.Errorf("missing file: code %d out %q stderr %q", code, out, stderr)
 	}
+	// A POLICY.md found in a directory that cannot be read: a problem of its own.
+	dangling := t.TempDir()
+	if err := os.Symlink(filepath.Join(dangling, "gone"), filepath.Join(dangling, "POLICY.md")); err != nil {
+		t.Fatal(err)
+	}
+	if out, _, code := runPonens(t, "policy", "validate", dangling); code != exitBadInput || out != filepath.Join(dangling, "POLICY.md")+": not-found: no such file or directory\n" {
+		t.Errorf("unreadable POLICY.md: code %d out %q", code, out)
+	}
 	if _, _, code := runPonens(t, "policy", "validate", t.TempDir()); code != exitBadInput {
 		t.Errorf("empty directory: code %d", code)
 	}
