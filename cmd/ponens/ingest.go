@@ -42,8 +42,8 @@ can see). GET /healthz answers 200 while the NATS connection is up.
 Connects to nats.url (--url), or, when it is empty, to the embedded server
 of a running ` + "`ponens serve`" + ` at nats.listen, and provisions the streams.
 Stops on SIGINT or SIGTERM once the requests in progress are answered.
-Exit 0 after a clean stop, 1 when NATS cannot be reached or the address
-cannot be listened on, 2 on a bad configuration.`,
+Exit 0 after a clean stop, 2 on a bad configuration or an address that
+cannot be listened on, 3 when NATS cannot be reached.`,
 		Example: `  ponens ingest --url nats://127.0.0.1:4222 --listen 127.0.0.1:8081
   PONENS_GATEWAY_TOKEN=secret ponens ingest`,
 		Args: cobra.NoArgs,
@@ -155,7 +155,7 @@ func streamConfig(c config.NATSConfig) jetstream.StreamConfig {
 // openStreams connects to the configured NATS server and provisions the
 // streams, for a one-shot command: it fails at once when the server cannot
 // be reached. Its errors are exit errors: 2 when the configuration does not
-// fit the existing streams, 1 when the server cannot be reached or refuses.
+// fit the existing streams, 3 when the server cannot be reached or refuses.
 func openStreams(ctx context.Context, c config.NATSConfig, name string) (*nats.Conn, natsjs.JetStream, error) {
 	return dialStreams(ctx, c, name, 0, nil)
 }

@@ -196,7 +196,7 @@ func TestIngestRefusedAtOnce(t *testing.T) {
 	noJS := jstest.Plain(t, func(*server.Options) {})
 	_, stderr, code := runPonens(t, "ingest", "--url", noJS, "--listen", "127.0.0.1:0")
 	if code != exitUnavailable || !strings.Contains(stderr, "jetstream not enabled") || strings.Contains(stderr, "waited") {
-		t.Errorf("no JetStream: exit %d, %q; want exit 1 at once, naming JetStream not enabled", code, stderr)
+		t.Errorf("no JetStream: exit %d, %q; want exit 3 at once, naming JetStream not enabled", code, stderr)
 	}
 	denied := jstest.Plain(t, func(o *server.Options) {
 		o.Users = []*server.User{{Username: "agent", Password: "pw", Permissions: &server.Permissions{
@@ -205,6 +205,6 @@ func TestIngestRefusedAtOnce(t *testing.T) {
 	url := strings.Replace(denied, "nats://", "nats://agent:pw@", 1)
 	_, stderr, code = runPonens(t, "ingest", "--url", url, "--listen", "127.0.0.1:0")
 	if code != exitUnavailable || !strings.Contains(stderr, "permissions violation") || strings.Contains(stderr, "JetStream did not answer") {
-		t.Errorf("JetStream API denied: exit %d, %q; want exit 1 after one attempt, naming the permissions violation", code, stderr)
+		t.Errorf("JetStream API denied: exit %d, %q; want exit 3 after one attempt, naming the permissions violation", code, stderr)
 	}
 }

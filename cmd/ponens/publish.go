@@ -25,9 +25,9 @@ were already stored. A terminal gets a progress bar.
 
 Connects to --url (nats.url), or, when it is empty, to the embedded server
 of a running ` + "`ponens serve`" + ` at nats.listen. Exit 0 when every event is
-stored, 1 when some could not be (the server unreachable, or refusing
-them), 2 on unreadable input or a configuration that does not fit the
-existing streams, with a message naming the file, line and field.`,
+stored, 2 on unreadable input or a configuration that does not fit the
+existing streams, with a message naming the file, line and field, 3 when
+some could not be stored (the server unreachable, or refusing them).`,
 		Example: `  ponens publish examples/traces
   ponens publish --url nats://127.0.0.1:4222 examples/traces/fleet.jsonl`,
 		Args: func(_ *cobra.Command, args []string) error {

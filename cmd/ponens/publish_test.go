@@ -122,7 +122,7 @@ func TestPublishFailures(t *testing.T) {
 		t.Errorf("matching partitions: exit %d, %q", code, stderr)
 	}
 
-	// No server: nothing stored, exit 1. (Port 1 on loopback refuses.)
+	// No server: nothing stored, exit 3. (Port 1 on loopback refuses.)
 	_, stderr, code = runPonens(t, "publish", "--url", "nats://127.0.0.1:1", publishFiles[0])
 	if code != exitUnavailable || !strings.Contains(stderr, "connect to nats://127.0.0.1:1") {
 		t.Errorf("no server: exit %d, %q", code, stderr)
