@@ -143,3 +143,21 @@ func TestMatchLines(t *testing.T) {
 		}
 	}
 }
+
+// TestDocsStandAlone: the README and the user docs cite nothing a reader
+// of this repository does not have: no seed documents, design notes,
+// sections of them, or the history of the project.
+func TestDocsStandAlone(t *testing.T) {
+	cites := regexp.MustCompile(`seed 00\d|§|DESIGN\.md|\bSEMANTICS\.md|session[- ]\d`)
+	for _, f := range []string{"README.md", "docs/policy-language.md", "docs/trace-format.md", "docs/verdicts.md", "docs/policy-md.md"} {
+		data, err := os.ReadFile(filepath.Join("../..", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(data), "\n") {
+			if m := cites.FindString(line); m != "" {
+				t.Errorf("%s:%d: cites %q", f, i+1, m)
+			}
+		}
+	}
+}
