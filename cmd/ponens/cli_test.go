@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -349,6 +350,7 @@ func TestCLIHelp(t *testing.T) {
 	work := t.TempDir()
 	typeNames := regexp.MustCompile(`--[a-z-]+ (string|int|uint|int64|float64|duration|stringArray)\b`)
 	history := regexp.MustCompile(`seed 00\d|§|DESIGN\.md|SEMANTICS\.md|session \d`)
+	var examples []string
 	for _, p := range append(commandPaths(newRootCommand()), nil) {
 		r := runBinary(t, work, nil, append(p, "--help")...)
 		name := strings.TrimSpace("ponens " + strings.Join(p, " "))
@@ -364,5 +366,52 @@ func TestCLIHelp(t *testing.T) {
 		case history.MatchString(r.stdout):
 			t.Errorf("%s --help cites %q", name, history.FindString(r.stdout))
 		}
+		examples = append(examples, helpExamples(r.stdout)...)
+	}
+	runOfflineExamples(t, examples)
+}
+
+// helpExamples are the command lines of a help text's Examples section.
+func helpExamples(help string) []string {
+	_, rest, ok := strings.Cut(help, "\nExamples:\n")
+	if !ok {
+		return nil
+	}
+	section, _, _ := strings.Cut(rest, "\n\n")
+	var out []string
+	for _, l := range strings.Split(section, "\n") {
+		out = append(out, strings.TrimSpace(l))
+	}
+	return out
+}
+
+// runOfflineExamples runs, in a copy of the repository's examples with the
+// binary on the PATH, every example that needs no running service and
+// finishes at once: each must exit 0 or 1 (a rule violated or a step not
+// allowed), never with a usage or input error.
+func runOfflineExamples(t *testing.T, examples []string) {
+	t.Helper()
+	root := t.TempDir()
+	if err := os.CopyFS(filepath.Join(root, "examples"), os.DirFS("../../examples")); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Dir(ponensBinary(t)) + string(os.PathListSeparator) + os.Getenv("PATH")
+	online := regexp.MustCompile(`--url|--run|^ponens (serve|worker|demo|manifest|publish|ingest|bench)\b|shared-policies|PONENS_`)
+	ran := 0
+	for _, ex := range slices.Compact(slices.Sorted(slices.Values(examples))) {
+		if online.MatchString(ex) {
+			continue
+		}
+		ran++
+		cmd := exec.Command("sh", "-c", ex)
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "PATH="+path)
+		out, err := cmd.CombinedOutput()
+		if ee, ok := err.(*exec.ExitError); (ok && ee.ExitCode() > 1) || (err != nil && !ok) {
+			t.Errorf("help example %q: %v\n%s", ex, err, out)
+		}
+	}
+	if ran < 15 {
+		t.Errorf("only %d help examples run", ran)
 	}
 }

@@ -69,7 +69,7 @@ evaluator (the direct semantics of the policy language over a complete
 trace) and print pass, fail with the witnessing action ids, or
 not_applicable. Exit 0 if nothing failed, 1 if some rule failed, 2 on bad
 input.`,
-		Example: `  ponens eval --rules examples/rules examples/traces
+		Example: `  ponens eval --rules examples/rules/gallery.yaml examples/traces
   ponens eval --json --formula 'G(GitCommit → P(RunTests ∧ completed))' --id tbc examples/traces/verify_proved.json`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
