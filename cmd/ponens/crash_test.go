@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"syscall"
 	"testing"
@@ -29,10 +28,7 @@ func TestWorkerProcessCrash(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs worker processes")
 	}
-	bin := filepath.Join(t.TempDir(), "ponens")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := ponensBinary(t)
 	srv, _, js := jstest.Start(t)
 	ctx := context.Background()
 	sub := schema.Subjects{Prefix: schema.DefaultPrefix, Partitions: schema.DefaultPartitions}

@@ -12,10 +12,11 @@ func init() { subcommands = append(subcommands, newPublishCommand) }
 
 func newPublishCommand() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "publish [--url URL] FILE...",
+		Use:   "publish [--url URL] TRACE...",
 		Short: "Replay trace files into the EVENTS stream",
-		Long: `Read every file, an event stream (JSON lines, one envelope per line) or a
-Ponens reference trace (one JSON object), and publish each of its events
+		Long: `Read every trace file, an event stream (JSON lines, one envelope per line)
+or a Ponens reference trace (one JSON object); a directory stands for every
+*.json and *.jsonl file under it. Publish each of its events
 to the EVENTS stream with the Go client, after provisioning the streams.
 Every file is read and checked before anything is published. Each event
 carries Nats-Msg-Id <runId>:<seq> (the run token in place of a runId that
