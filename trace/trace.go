@@ -87,6 +87,8 @@ type Artifact struct {
 
 	payload map[string]any
 	decoded bool
+	// lineageTargets is nil until LineageTargets is first asked.
+	lineageTargets []string
 }
 
 // Lookup returns the artifact with the given id, or else the latest one with
@@ -171,6 +173,48 @@ func (t *Trace) HighStakesPaths() []string {
 		return nil
 	}
 	return t.Start.HighStakesPaths
+}
+
+// modelKeys are the run.start members that declare reference models
+// (ref_model).
+var modelKeys = []string{"reference_models", "policies"}
+
+// modelDeclarations keeps of a run.start's extra members those that declare
+// reference models.
+func modelDeclarations(extra map[string]json.RawMessage) map[string]json.RawMessage {
+	var out map[string]json.RawMessage
+	for _, k := range modelKeys {
+		if raw, ok := extra[k]; ok {
+			if out == nil {
+				out = map[string]json.RawMessage{}
+			}
+			out[k] = raw
+		}
+	}
+	return out
+}
+
+// DeclaresModel reports whether the run declares reference model id: an
+// entry of its reference_models or policies whose id, policy_id,
+// reference_model_id or reference_model is id.
+func (t *Trace) DeclaresModel(id string) bool {
+	if t.Start == nil || id == "" {
+		return false
+	}
+	for _, k := range modelKeys {
+		var entries []map[string]any
+		if json.Unmarshal(t.Start.Extra[k], &entries) != nil {
+			continue
+		}
+		for _, e := range entries {
+			for _, f := range []string{"id", "policy_id", "reference_model_id", "reference_model"} {
+				if v, ok := e[f].(string); ok && v == id {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // Outcome is how the run ended: completed (run.finish), errored (run.error)
@@ -270,20 +314,40 @@ func (p *Position) Target() string {
 }
 
 // TargetSet returns the targets that scope P_target and H_target at p: its
-// own target and the targets and names of its direct inputs and outputs,
-// sorted, without duplicates.
+// own target, and the lineage targets (Artifact.LineageTargets) of its
+// inputs and outputs, sorted, without duplicates. It is computed once, when
+// first asked (the position is sealed by then).
 func (p *Position) TargetSet() []string {
 	if p.targets == nil {
 		ts := []string{p.Target()}
 		for _, a := range p.Inputs {
-			ts = append(ts, a.Target(), a.Name)
+			ts = append(ts, a.LineageTargets()...)
 		}
 		for _, a := range p.Produced {
-			ts = append(ts, a.Target(), a.Name)
+			ts = append(ts, a.LineageTargets()...)
 		}
 		p.targets = sortedUnique(ts)
 	}
 	return p.targets
+}
+
+// LineageTargets returns the targets of a's lineage: the target and name of
+// a and of each of its derived_from ancestors, and the own target of the
+// action that produced each of them, sorted, without duplicates. It is
+// computed once per artifact from its parents' sets, so its cost grows with
+// the number of distinct targets in the lineage, not with its depth.
+func (a *Artifact) LineageTargets() []string {
+	if a.lineageTargets == nil {
+		ts := []string{a.Target(), a.Name}
+		if a.Producer != nil {
+			ts = append(ts, a.Producer.Target())
+		}
+		for _, q := range a.Parents {
+			ts = append(ts, q.LineageTargets()...)
+		}
+		a.lineageTargets = sortedUnique(ts)
+	}
+	return a.lineageTargets
 }
 
 func (p *Position) findTarget() string {
