@@ -52,8 +52,8 @@ func (b *Builder) IndexProducers() { b.slimIndex = true }
 func (b *Builder) DropGraph() { b.dropGraph = true }
 
 // SlimStart makes the builder keep of run.start only what formulas read:
-// that it came, its high-stakes paths and the reference models it declares
-// (Trace.Start has no other field set). A monitor of many short runs holds less that way.
+// that it came, its high-stakes paths, the reference models it declares and
+// files_modified (Trace.Start has no other field set). A monitor of many short runs holds less that way.
 func (b *Builder) SlimStart() { b.slimStart = true }
 
 // SlimProducers makes the builder, when positions are dropped, point the
@@ -77,7 +77,7 @@ func (b *Builder) Add(ev *schema.Event) {
 		case t.Start == nil:
 			t.Start = &schema.RunStart{}
 		case b.slimStart:
-			t.Start = &schema.RunStart{HighStakesPaths: slices.Clip(t.Start.HighStakesPaths), Extra: modelDeclarations(t.Start.Extra)}
+			t.Start = &schema.RunStart{HighStakesPaths: slices.Clip(t.Start.HighStakesPaths), Extra: startFacts(t.Start.Extra)}
 		}
 	case schema.TypeAction:
 		b.Seal()

@@ -179,16 +179,35 @@ func (t *Trace) HighStakesPaths() []string {
 // (ref_model).
 var modelKeys = []string{"reference_models", "policies"}
 
-// modelDeclarations keeps of a run.start's extra members those that declare
-// reference models.
-func modelDeclarations(extra map[string]json.RawMessage) map[string]json.RawMessage {
+// startFacts keeps of a run.start's extra members those formulas read: the
+// reference models it declares and files_modified.
+func startFacts(extra map[string]json.RawMessage) map[string]json.RawMessage {
 	var out map[string]json.RawMessage
-	for _, k := range modelKeys {
+	for _, k := range append(modelKeys, "files_modified") {
 		if raw, ok := extra[k]; ok {
 			if out == nil {
 				out = map[string]json.RawMessage{}
 			}
 			out[k] = raw
+		}
+	}
+	return out
+}
+
+// FilesModified returns the trace-level files_modified list (the strings in
+// it), or nil when the run declares none.
+func (t *Trace) FilesModified() []string {
+	if t.Start == nil {
+		return nil
+	}
+	var list []any
+	if json.Unmarshal(t.Start.Extra["files_modified"], &list) != nil {
+		return nil
+	}
+	var out []string
+	for _, x := range list {
+		if s, ok := x.(string); ok {
+			out = append(out, s)
 		}
 	}
 	return out

@@ -96,6 +96,10 @@ func (s *State) collection(name string) []any {
 		}
 	case "telemetry":
 		out = append(out, t.Telemetry...)
+	case "files_modified":
+		for _, f := range t.FilesModified() {
+			out = append(out, f)
+		}
 	}
 	return out
 }

@@ -64,7 +64,7 @@ func isFieldPredicate(c *Compare) bool {
 
 // Collections are the names a quantifier or comprehension can range over
 // without a function call; each denotes the whole run's collection.
-var Collections = map[string]bool{"actions": true, "artifacts": true, "residuals": true, "telemetry": true}
+var Collections = map[string]bool{"actions": true, "artifacts": true, "residuals": true, "telemetry": true, "files_modified": true}
 
 // Strengths ranks evidence strengths, strongest first (SEMANTICS.md §1).
 var Strengths = []string{"proof", "sat", "tests", "static_analysis", "attested"}
