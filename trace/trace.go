@@ -357,16 +357,35 @@ func (p *Position) TargetSet() []string {
 // the number of distinct targets in the lineage, not with its depth.
 func (a *Artifact) LineageTargets() []string {
 	if a.lineageTargets == nil {
-		ts := []string{a.Target(), a.Name}
+		own := []string{a.Target(), a.Name}
 		if a.Producer != nil {
-			ts = append(ts, a.Producer.Target())
+			own = append(own, a.Producer.Target())
 		}
+		if len(a.Parents) == 1 { // the common case: share the parent's set when a adds nothing
+			parent := a.Parents[0].LineageTargets()
+			if containsAll(parent, own) {
+				a.lineageTargets = parent
+				return parent
+			}
+		}
+		ts := own
 		for _, q := range a.Parents {
 			ts = append(ts, q.LineageTargets()...)
 		}
 		a.lineageTargets = sortedUnique(ts)
 	}
 	return a.lineageTargets
+}
+
+// containsAll reports whether the sorted set holds every non-empty string
+// of xs.
+func containsAll(set, xs []string) bool {
+	for _, x := range xs {
+		if _, found := sort.Find(len(set), func(i int) int { return strings.Compare(x, set[i]) }); x != "" && !found {
+			return false
+		}
+	}
+	return true
 }
 
 func (p *Position) findTarget() string {
