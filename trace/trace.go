@@ -338,16 +338,44 @@ func (p *Position) Target() string {
 // first asked (the position is sealed by then).
 func (p *Position) TargetSet() []string {
 	if p.targets == nil {
-		ts := []string{p.Target()}
-		for _, a := range p.Inputs {
-			ts = append(ts, a.LineageTargets()...)
+		set := sortedUnique([]string{p.Target()})
+		for _, as := range [][]*Artifact{p.Inputs, p.Produced} {
+			for _, a := range as {
+				set = union(set, a.LineageTargets())
+			}
 		}
-		for _, a := range p.Produced {
-			ts = append(ts, a.LineageTargets()...)
-		}
-		p.targets = sortedUnique(ts)
+		p.targets = set
 	}
 	return p.targets
+}
+
+// union merges two sorted sets. When one holds the other it is returned as
+// it is, so positions and artifacts whose lineage adds nothing new share one
+// slice.
+func union(a, b []string) []string {
+	switch {
+	case containsAll(b, a):
+		return b
+	case containsAll(a, b):
+		return a
+	}
+	out := make([]string, 0, len(a)+len(b))
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		switch c := strings.Compare(a[i], b[j]); {
+		case c < 0:
+			out = append(out, a[i])
+			i++
+		case c > 0:
+			out = append(out, b[j])
+			j++
+		default:
+			out = append(out, a[i])
+			i, j = i+1, j+1
+		}
+	}
+	out = append(out, a[i:]...)
+	return append(out, b[j:]...)
 }
 
 // LineageTargets returns the targets of a's lineage: the target and name of
@@ -361,27 +389,27 @@ func (a *Artifact) LineageTargets() []string {
 		if a.Producer != nil {
 			own = append(own, a.Producer.Target())
 		}
-		if len(a.Parents) == 1 { // the common case: share the parent's set when a adds nothing
-			parent := a.Parents[0].LineageTargets()
-			if containsAll(parent, own) {
-				a.lineageTargets = parent
-				return parent
-			}
-		}
-		ts := own
+		set := sortedUnique(own)
 		for _, q := range a.Parents {
-			ts = append(ts, q.LineageTargets()...)
+			set = union(set, q.LineageTargets())
 		}
-		a.lineageTargets = sortedUnique(ts)
+		a.lineageTargets = set
 	}
 	return a.lineageTargets
 }
 
-// containsAll reports whether the sorted set holds every non-empty string
-// of xs.
+// containsAll reports whether the sorted set holds every string of the
+// sorted set xs.
 func containsAll(set, xs []string) bool {
+	if len(xs) > len(set) {
+		return false
+	}
+	i := 0
 	for _, x := range xs {
-		if _, found := sort.Find(len(set), func(i int) int { return strings.Compare(x, set[i]) }); x != "" && !found {
+		for i < len(set) && set[i] < x {
+			i++
+		}
+		if i == len(set) || set[i] != x {
 			return false
 		}
 	}
