@@ -18,10 +18,13 @@ func newPolicyCheckCommand() *cobra.Command {
 		Long: `Validate gallery policy JSON, policy objects and ponens rules files (YAML),
 or every such file in a directory. Each rule is parsed, checked, printed in
 canonical form and classified to its language level; a declared
-language_level lower than the one the formula needs is an error. Exit 0 if
-every rule is valid, 2 otherwise.`,
+language_level lower than the one the formula needs is an error. A formula
+that is exactly the name of a standard check (data_flow_integrity,
+goals_reference_valid_artifacts, …) means that check's definition, printed
+as NAME ≡ FORMULA. Exit 0 if every rule is valid, 2 otherwise.`,
 		Example: `  ponens policy check examples/rules
-  ponens policy check --json examples/rules/gallery.yaml`,
+  ponens policy check --json examples/rules/gallery.yaml
+  ponens policy check examples/checks/standard.yaml`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			set, probs := ruleset.Load(args...)
@@ -31,6 +34,7 @@ every rule is valid, 2 otherwise.`,
 				Level         string `json:"level"`
 				DeclaredLevel string `json:"declared_level"`
 				Printed       string `json:"printed"`
+				Check         string `json:"check,omitempty"`
 				Error         string `json:"error"`
 			}
 			var rows []row
@@ -39,7 +43,7 @@ every rule is valid, 2 otherwise.`,
 				if r.Declared != nil {
 					declared = r.Declared.String()
 				}
-				rows = append(rows, row{ID: r.ID, File: r.File, Level: levelOf(r), DeclaredLevel: declared, Printed: r.Text})
+				rows = append(rows, row{ID: r.ID, File: r.File, Level: levelOf(r), DeclaredLevel: declared, Printed: r.Text, Check: r.Check})
 			}
 			for _, p := range probs {
 				rows = append(rows, row{ID: p.RuleID, File: p.File, Error: p.Error()})
@@ -51,7 +55,11 @@ every rule is valid, 2 otherwise.`,
 				}
 			} else {
 				for _, r := range set.Rules {
-					fmt.Fprintf(out, "ok    %s  %s  %s\n", r.ID, levelOf(r), r.Text)
+					text := r.Text
+					if r.Check != "" { // a standard check: show what its name means
+						text = r.Check + " ≡ " + text
+					}
+					fmt.Fprintf(out, "ok    %s  %s  %s\n", r.ID, levelOf(r), text)
 				}
 				for _, p := range probs {
 					fmt.Fprintf(cmd.ErrOrStderr(), "error %s\n", p.Error())

@@ -91,7 +91,7 @@ var (
 	// setFuncs are the term functions of seed 000 §2.6.
 	setFuncs = map[string]int{"inputs": 1, "outputs": 1, "target": 1, "ancestors": 1}
 	// attributionFuncs take their argument verbatim (seed 000 §2.6).
-	attributionFuncs = map[string]bool{"strength_at_least": true, "oracle_type": true, "produced_by": true, "conforms_to": true}
+	attributionFuncs = map[string]bool{"strength_at_least": true, "oracle_type": true, "produced_by": true, "conforms_to": true, "ref_model": true}
 )
 
 // IsKeyword reports whether name is reserved by the language and so cannot
@@ -339,7 +339,7 @@ func (p *parser) primary() Formula {
 			if p.tok.Kind == scan.LParen && p.tok.Attached {
 				p.sc.Reset(start)
 				p.advance()
-				p.failf("unknown-function", "unknown function %q (known: inputs, outputs, target, ancestors, count, strength_at_least, oracle_type, produced_by, conforms_to, and Type(φ) for a CamelCase type)", name)
+				p.failf("unknown-function", "unknown function %q (known: inputs, outputs, target, ancestors, count, strength_at_least, oracle_type, produced_by, conforms_to, ref_model, and Type(φ) for a CamelCase type)", name)
 			}
 			if !p.startsComparison() {
 				return &Atom{Name: name, Range: Range{start, end}}

@@ -17,6 +17,7 @@ import (
 	"github.com/ponens/ponens/policy/eval"
 	"github.com/ponens/ponens/policy/ltl"
 	"github.com/ponens/ponens/policy/policymd"
+	"github.com/ponens/ponens/policy/stdcheck"
 )
 
 // Mode is what the engine does when a rule is violated (seed 001).
@@ -47,6 +48,9 @@ type Rule struct {
 	Mode        Mode // as declared; see Set.Enforced for the mode in force
 	Formula     ltl.Formula
 	Source      string // the formula as written
+	// Check names the standard check (policy/stdcheck) the formula is,
+	// when it is exactly one's name: Formula and Text are its definition.
+	Check       string
 	Text        string // the canonical printed form
 	Level       ltl.Level
 	Declared    *ltl.Level // the declared language_level, if any
@@ -223,9 +227,13 @@ func (s *Set) Add(r *Rule) Problems {
 // compile parses, checks and classifies the rule's formula. node is the YAML
 // node of the formula value, for positions.
 func (r *Rule) compile(node *yaml.Node, predicates map[string]ltl.Formula) *Problem {
-	f, err := ltl.Parse(r.Source)
+	src := r.Source
+	if c, ok := stdcheck.Get(strings.TrimSpace(src)); ok && predicates[c.Name] == nil {
+		r.Check, src, node = c.Name, c.Formula, nil
+	}
+	f, err := ltl.Parse(src)
 	if err == nil {
-		if errs := ltl.Check(r.Source, f); len(errs) > 0 {
+		if errs := ltl.Check(src, f); len(errs) > 0 {
 			err = errs[0]
 		}
 	}
