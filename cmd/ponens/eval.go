@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"text/tabwriter"
 
@@ -97,9 +98,10 @@ input.`,
 			}
 			var rows []row
 			failed := false
+			rules := evaluable(set, cmd.ErrOrStderr())
 			for _, nr := range runs {
 				t := trace.Build(nr.Run.ID, nr.Run.Events)
-				for _, r := range set.Rules {
+				for _, r := range rules {
 					res := eval.Evaluate(r.Formula, t, set.Options(r))
 					failed = failed || res.Outcome == eval.Fail
 					w := res.Witnesses
@@ -132,4 +134,20 @@ input.`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, "one JSON object per (rule, trace) per line")
 	cmd.SetErr(os.Stderr)
 	return cmd
+}
+
+// evaluable is the rules of set that have a formula. The capability rules
+// of POLICY.md files have none: the reference evaluator cannot judge them,
+// so each is skipped with a note on notes (`check` and `decide` judge
+// them).
+func evaluable(set *ruleset.Set, notes io.Writer) []*ruleset.Rule {
+	var out []*ruleset.Rule
+	for _, r := range set.Rules {
+		if r.Formula == nil {
+			fmt.Fprintf(notes, "ponens eval: skipping %s (%s:%d): a POLICY.md rule has no formula; check and decide judge it\n", r.ID, r.File, r.Line)
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
 }
