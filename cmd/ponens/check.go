@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ponens/ponens/monitor"
+	"github.com/ponens/ponens/policy/eval"
 	"github.com/ponens/ponens/policy/ruleset"
 	"github.com/ponens/ponens/schema"
 	"github.com/ponens/ponens/sink/file"
@@ -20,7 +22,7 @@ func init() { subcommands = append(subcommands, newCheckCommand) }
 
 func newCheckCommand() *cobra.Command {
 	var rf ruleFlags
-	var outDir string
+	var outDir, failOn string
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "check [--rules PATH]... [--formula FORMULA [--id ID]]... [--out DIR] [--enforce] [--json] TRACE...",
@@ -49,13 +51,14 @@ not parse or cannot be monitored, or a trace that cannot be read.`,
 			if err != nil {
 				return err
 			}
-			set, err := rf.load(cfg.Rules.HighStakesPaths, cfg.Rules.Enforce)
-			if err != nil {
-				return err
+			if failOn != "violated" && failOn != "unresolved" {
+				return exitWith(exitBadInput, "ponens: --fail-on %q: expected violated or unresolved", failOn)
 			}
-			eng, errs := monitor.NewEngine(set)
-			if len(errs) > 0 {
-				return exitWith(exitBadInput, "%s", compileProblems(set, errs))
+			var given *monitor.Engine // the engine of --rules and --formula, if given
+			if rf.given() {
+				if given, err = loadEngine(&rf, cfg.Rules.HighStakesPaths, cfg.Rules.Enforce); err != nil {
+					return err
+				}
 			}
 			if args, err = traceFiles(args, cmd.ErrOrStderr()); err != nil {
 				return err
@@ -66,14 +69,18 @@ not parse or cannot be monitored, or a trace that cannot be read.`,
 			if err := distinctFiles(args); err != nil {
 				return err
 			}
-			runs, err := readTraces(args, cfg.Trace.MaxEventBytes)
+			runs, err := readTraces(args, cfg.Trace.MaxEventBytes, cmd.ErrOrStderr())
 			if err != nil {
 				return exitWith(exitBadInput, "%v", err)
 			}
 			if err := everyFileHasRuns(args, runs); err != nil {
 				return err
 			}
-			res, err := runCheck(eng, runs, outDir, newProgress(cmd.ErrOrStderr(), len(runs), progressMin, "checking", "traces"))
+			rules, engines, err := runEngines(given, runs, cfg.Rules.HighStakesPaths, cfg.Rules.Enforce, cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			res, err := runCheck(rules, engines, runs, outDir, newProgress(cmd.ErrOrStderr(), len(runs), progressMin, "checking", "traces"))
 			if err != nil {
 				return err
 			}
@@ -85,7 +92,7 @@ not parse or cannot be monitored, or a trace that cannot be read.`,
 			} else {
 				printCheck(out, res)
 			}
-			if res.summary.Counts[schema.StatusViolated] > 0 {
+			if failed(res.summary, failOn) {
 				return &exitError{code: exitViolated}
 			}
 			return nil
@@ -95,7 +102,74 @@ not parse or cannot be monitored, or a trace that cannot be read.`,
 	cmd.Flags().StringVar(&outDir, "out", ".", "the directory summary.json is written to")
 	cmd.Flags().Bool("enforce", false, "enforce rule modes (rules.enforce); without it every rule only observes")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the summary JSON instead of the short summary")
+	cmd.Flags().StringVar(&failOn, "fail-on", "violated", "what exits 1: violated (a violated cell or a fail result), or unresolved (that, or an unresolved cell)")
 	return cmd
+}
+
+// failed reports whether a check exits 1: a cell is violated or a result
+// fail (an open obligation that finite-trace semantics call false is a
+// failure even when the stream ended unresolved), or, with --fail-on
+// unresolved, a cell is unresolved.
+func failed(s *schema.Summary, failOn string) bool {
+	if s.Counts[schema.StatusViolated] > 0 || (failOn == "unresolved" && s.Counts[schema.StatusUnresolved] > 0) {
+		return true
+	}
+	for _, row := range s.Matrix.Results {
+		if slices.Contains(row, string(eval.Fail)) {
+			return true
+		}
+	}
+	return false
+}
+
+// loadEngine builds the engine of the rules of --rules and --formula.
+func loadEngine(rf *ruleFlags, highStakes []string, enforce bool) (*monitor.Engine, error) {
+	set, err := rf.load(highStakes, enforce)
+	if err != nil {
+		return nil, err
+	}
+	eng, errs := monitor.NewEngine(set)
+	if len(errs) > 0 {
+		return nil, exitWith(exitBadInput, "%s", compileProblems(set, errs))
+	}
+	return eng, nil
+}
+
+// runEngines gives each run the engine it is checked with, and the rules
+// of the summary. With given (rules from --rules or --formula) every run
+// has it; without, each run has the policies its trace file embeds, and the
+// summary lists every trace's policies.
+func runEngines(given *monitor.Engine, runs []namedRun, highStakes []string, enforce bool, notes io.Writer) ([]monitor.Rule, []*monitor.Engine, error) {
+	engines := make([]*monitor.Engine, len(runs))
+	if given != nil {
+		for i := range engines {
+			engines[i] = given
+		}
+		return given.Rules(), engines, nil
+	}
+	sets, err := runSets(nil, runs, highStakes, enforce, notes)
+	if err != nil {
+		return nil, nil, err
+	}
+	var distinct []*monitor.Engine // one per trace file, in order
+	var files []string
+	for i, nr := range runs {
+		if i > 0 && sets[i] == sets[i-1] {
+			engines[i] = engines[i-1]
+			continue
+		}
+		eng, errs := monitor.NewEngine(sets[i])
+		if len(errs) > 0 {
+			return nil, nil, exitWith(exitBadInput, "%s", compileProblems(sets[i], errs))
+		}
+		engines[i] = eng
+		distinct, files = append(distinct, eng), append(files, nr.File)
+	}
+	rules, err := ruleUnion(distinct, files)
+	if err != nil {
+		return nil, nil, err
+	}
+	return rules, engines, nil
 }
 
 // compileProblems says which rules the monitor cannot evaluate and why,
@@ -157,12 +231,16 @@ type checkResult struct {
 	summaryPath string
 	// last holds, per trace, each rule's last verdict.
 	last []map[string]schema.VerdictEvent
+	// implied are the traces (reference traces without an outcome) that
+	// ended as completed because a trace file is a finished record.
+	implied []string
 }
 
-// runCheck monitors every run with its own Run of eng, then writes each
+// runCheck monitors every run with its own Run of its engine (engines[i]
+// for runs[i]), lists its results against rules, then writes each
 // verdict stream beside its trace and summary.json into outDir. Bad input
 // is found before anything is written.
-func runCheck(eng *monitor.Engine, runs []namedRun, outDir string, prog *progress) (*checkResult, error) {
+func runCheck(rules []monitor.Rule, engines []*monitor.Engine, runs []namedRun, outDir string, prog *progress) (*checkResult, error) {
 	perFile := make(map[string]int)
 	for _, nr := range runs {
 		perFile[nr.File]++
@@ -175,17 +253,21 @@ func runCheck(eng *monitor.Engine, runs []namedRun, outDir string, prog *progres
 	if err != nil {
 		return nil, exitWith(exitBadInput, "ponens check: %v", err)
 	}
-	check, err := file.NewCheck(eng.Rules(), outDir)
+	check, err := file.NewCheck(rules, outDir)
 	if err != nil {
 		return nil, err
 	}
 	res := &checkResult{summaryPath: check.SummaryPath(), last: make([]map[string]schema.VerdictEvent, len(runs))}
 	streams := make([][]schema.VerdictEvent, len(runs))
 	for i, nr := range runs {
-		stream, results, err := monitorRun(eng, nr)
+		stream, results, err := monitorRun(engines[i], nr)
 		if err != nil {
 			prog.clear()
 			return nil, err
+		}
+		results = expandResults(rules, results)
+		if impliedEnd(nr.Run) {
+			res.implied = append(res.implied, places[i].ID)
 		}
 		t := file.Trace{ID: places[i].ID, RunID: nr.Run.ID, Verdicts: places[i].Verdicts, Events: nr.Run.Events, Stream: stream, Results: results}
 		if err := check.AddTrace(t); err != nil {
@@ -281,6 +363,13 @@ func printCheck(w io.Writer, res *checkResult) {
 	tw.Flush()
 	if more > 0 {
 		fmt.Fprintf(w, "  … and %d more in %s\n", more, res.summaryPath)
+	}
+	if n := len(res.implied); n > 0 {
+		names := strings.Join(res.implied[:min(n, 3)], ", ")
+		if n > 3 {
+			names += ", …"
+		}
+		fmt.Fprintf(w, "%s without an outcome ended as completed (a trace file is a finished record): %s\n", plural(n, "reference trace"), names)
 	}
 	fmt.Fprintf(w, "wrote %s and %s\n", res.summaryPath, plural(len(s.Traces), "verdict stream"))
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"os"
 	"text/tabwriter"
 
@@ -19,6 +20,9 @@ func init() { subcommands = append(subcommands, newEvalCommand) }
 type ruleFlags struct {
 	formulas, ids, rules []string
 }
+
+// given reports whether any rule was given (--rules or --formula).
+func (f *ruleFlags) given() bool { return len(f.formulas) > 0 || len(f.rules) > 0 }
 
 func (f *ruleFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringArrayVar(&f.formulas, "formula", nil, "a formula to evaluate (repeatable)")
@@ -78,15 +82,17 @@ input.`,
 			if err != nil {
 				return err
 			}
-			set, err := rf.load(cfg.Rules.HighStakesPaths, cfg.Rules.Enforce)
-			if err != nil {
-				return err
+			var set *ruleset.Set // the rules of --rules and --formula, if given
+			if rf.given() {
+				if set, err = rf.load(cfg.Rules.HighStakesPaths, cfg.Rules.Enforce); err != nil {
+					return err
+				}
 			}
 			files, err := traceFiles(args, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
-			runs, err := readTraces(files, cfg.Trace.MaxEventBytes)
+			runs, err := readTraces(files, cfg.Trace.MaxEventBytes, cmd.ErrOrStderr())
 			if err != nil {
 				return exitWith(exitBadInput, "%v", err)
 			}
@@ -96,12 +102,16 @@ input.`,
 				Result    string  `json:"result"`
 				Witnesses []int64 `json:"witnesses"`
 			}
+			sets, err := runSets(set, runs, cfg.Rules.HighStakesPaths, cfg.Rules.Enforce, cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
 			var rows []row
 			failed := false
-			rules := evaluable(set, cmd.ErrOrStderr())
-			for _, nr := range runs {
+			for i, nr := range runs {
 				t := trace.Build(nr.Run.ID, nr.Run.Events)
-				for _, r := range rules {
+				set := sets[i]
+				for _, r := range evaluable(set, cmd.ErrOrStderr(), i == 0 || set != sets[i-1]) {
 					res := eval.Evaluate(r.Formula, t, set.Options(r))
 					failed = failed || res.Outcome == eval.Fail
 					w := res.Witnesses
@@ -138,16 +148,49 @@ input.`,
 
 // evaluable is the rules of set that have a formula. The capability rules
 // of POLICY.md files have none: the reference evaluator cannot judge them,
-// so each is skipped with a note on notes (`check` and `decide` judge
-// them).
-func evaluable(set *ruleset.Set, notes io.Writer) []*ruleset.Rule {
+// so each is skipped, with a note on notes when note is set (`check` and
+// `decide` judge them).
+func evaluable(set *ruleset.Set, notes io.Writer, note bool) []*ruleset.Rule {
 	var out []*ruleset.Rule
 	for _, r := range set.Rules {
 		if r.Formula == nil {
+			if !note {
+				continue
+			}
 			fmt.Fprintf(notes, "ponens eval: skipping %s (%s:%d): a POLICY.md rule has no formula; check and decide judge it\n", r.ID, r.File, r.Line)
 			continue
 		}
 		out = append(out, r)
 	}
 	return out
+}
+
+// runSets gives each run the rule set it is evaluated with: given (from
+// --rules and --formula) when there is one, else the policies its trace
+// file embeds.
+func runSets(given *ruleset.Set, runs []namedRun, highStakes []string, enforce bool, notes io.Writer) ([]*ruleset.Set, error) {
+	out := make([]*ruleset.Set, len(runs))
+	if given != nil {
+		for i := range out {
+			out[i] = given
+		}
+		return out, nil
+	}
+	var files []string
+	for _, nr := range runs {
+		if !embedsPolicies(nr.Run) {
+			return nil, exitWith(exitBadInput, "ponens: give at least one --formula or --rules (%s embeds no policies to check it against)", nr.Name)
+		}
+		if !slices.Contains(files, nr.File) {
+			files = append(files, nr.File)
+		}
+	}
+	sets, err := embeddedSets(files, highStakes, enforce, notes)
+	if err != nil {
+		return nil, err
+	}
+	for i, nr := range runs {
+		out[i] = sets[nr.File]
+	}
+	return out, nil
 }

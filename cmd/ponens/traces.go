@@ -70,13 +70,18 @@ func isOutput(path string) bool {
 }
 
 // readTraces reads every trace file; the first unreadable one is an error
-// naming the file, line and field.
-func readTraces(paths []string, maxLine int) ([]namedRun, error) {
+// naming the file, line and field. Values of a reference trace read
+// leniently are warned about on notes, one line each, and the trace is read
+// all the same.
+func readTraces(paths []string, maxLine int, notes io.Writer) ([]namedRun, error) {
 	var out []namedRun
 	for _, p := range paths {
-		runs, err := tracefile.Read(p, maxLine)
+		runs, warnings, err := tracefile.ReadWarn(p, maxLine)
 		if err != nil {
 			return nil, err
+		}
+		for _, w := range warnings {
+			fmt.Fprintf(notes, "warning: %v\n", w)
 		}
 		for _, r := range runs {
 			name := filepath.ToSlash(p)
@@ -87,4 +92,15 @@ func readTraces(paths []string, maxLine int) ([]namedRun, error) {
 		}
 	}
 	return out, nil
+}
+
+// impliedEnd reports whether the run ends by the run.finish a reference
+// trace without an outcome gets: it is a finished record, so it ends as
+// completed.
+func impliedEnd(r schema.Run) bool {
+	if len(r.Events) == 0 {
+		return false
+	}
+	last := r.Events[len(r.Events)-1]
+	return last.End != nil && last.End.Implied
 }

@@ -22,3 +22,19 @@ func Read(path string, maxLine int) ([]schema.Run, error) {
 	events, err := schema.Decode(path, data, maxLine)
 	return schema.SplitRuns(events), err
 }
+
+// ReadWarn is Read that also returns the warnings of a reference trace:
+// values read leniently, each naming its place and how it was read
+// (schema.DecodeReferenceWarn). An event stream has none.
+func ReadWarn(path string, maxLine int) ([]schema.Run, schema.DecodeErrors, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if schema.IsReference(data) {
+		events, warnings, err := schema.DecodeReferenceWarn(path, data)
+		return schema.SplitRuns(events), warnings, err
+	}
+	events, err := schema.Decode(path, data, maxLine)
+	return schema.SplitRuns(events), nil, err
+}

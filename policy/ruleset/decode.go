@@ -14,10 +14,12 @@ import (
 	"github.com/ponens/ponens/policy/ltl"
 )
 
-// The three file shapes, told apart by their keys:
+// The file shapes, told apart by their keys:
 //
 //   - rules file (ours): an object with "rules" (and optional "enforce",
 //     "predicates", "high_stakes_paths");
+//   - reference trace: an object with "actions", whose "policies" are the
+//     policy objects it was written against;
 //   - policy object: an object with "policy_id";
 //   - gallery policy: an object with "id" and "formula"; a list of them is
 //     accepted too.
@@ -66,6 +68,8 @@ func (s *Set) add(file string, data []byte) Problems {
 		return probs
 	case root.Kind == yaml.MappingNode && hasKey(root, "rules"):
 		return s.addRulesFile(file, root)
+	case root.Kind == yaml.MappingNode && hasKey(root, "actions"):
+		return s.addTracePolicies(file, root)
 	case root.Kind == yaml.MappingNode:
 		return s.addRule(file, root)
 	}
@@ -368,4 +372,38 @@ func (s *Set) addRule(file string, n *yaml.Node) Problems {
 	}
 	s.Rules = append(s.Rules, r)
 	return nil
+}
+
+// addTracePolicies loads the policies a reference trace embeds: each policy
+// object of its "policies" list is a rule. An entry that only names a
+// policy (a string) has no formula to evaluate: it is skipped, with the
+// reason in s.Skipped. A trace without any policy object is a problem, as
+// a policy file without policies is.
+func (s *Set) addTracePolicies(file string, root *yaml.Node) Problems {
+	list := valueNode(root, "policies")
+	if list == nil || list.Kind != yaml.SequenceNode {
+		line, col := root.Line, root.Column
+		if list != nil {
+			line, col = list.Line, list.Column
+		}
+		return Problems{{File: file, Line: line, Col: col, Code: "no-policies",
+			Msg: "a trace file given as rules needs a policies list of policy objects"}}
+	}
+	var probs Problems
+	added := 0
+	for i, n := range list.Content {
+		if n.Kind == yaml.ScalarNode {
+			s.Skipped = append(s.Skipped, &Problem{File: file, Line: n.Line, Col: n.Column, RuleID: n.Value, Code: "name-only",
+				Msg: fmt.Sprintf("policies[%d] names a policy without its formula: not checked (give its policy file with --rules)", i)})
+			continue
+		}
+		before := len(s.Rules)
+		probs = append(probs, s.addRule(file, n)...)
+		added += len(s.Rules) - before
+	}
+	if added == 0 && len(probs) == 0 {
+		probs = append(probs, &Problem{File: file, Line: list.Line, Col: list.Column, Code: "no-policies",
+			Msg: "the trace embeds no policy object with a formula"})
+	}
+	return probs
 }

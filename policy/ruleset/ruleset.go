@@ -1,6 +1,6 @@
 // Package ruleset loads temporal rules from the files users have: gallery
-// policy JSON, the canonical policy object, and ponens's own YAML rules file
-// (SEMANTICS.md §5). JSON is read through the YAML parser (JSON is YAML), so
+// policy JSON, the canonical policy object, the policies embedded in a
+// reference trace, and ponens's own YAML rules file. JSON is read through the YAML parser (JSON is YAML), so
 // every problem is reported with the file, line and column of the value.
 package ruleset
 
@@ -85,6 +85,10 @@ type Set struct {
 	// harmless, sometimes a field a newer ponens would read. A strict check
 	// reports them.
 	Notes Problems
+	// Skipped are the policies a file names but does not define (a
+	// reference trace's policies list may name a policy by id only): they
+	// cannot be evaluated, and commands say so.
+	Skipped Problems
 
 	declared map[string]*Problem // where each rule id was first declared
 }
