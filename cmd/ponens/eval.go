@@ -3,8 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
-	"slices"
 	"os"
+	"slices"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"

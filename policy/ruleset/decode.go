@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
-	"slices"
 	"regexp"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
