@@ -367,7 +367,8 @@ func (s *Set) addRule(file string, n *yaml.Node) Problems {
 		}
 		r.Declared = &l
 	}
-	if p := r.compile(valueNode(n, "formula"), s.Opts.Predicates); p != nil {
+	r.formulaNode = valueNode(n, "formula")
+	if p := r.compile(r.formulaNode, s.Opts.Predicates); p != nil {
 		return Problems{p}
 	}
 	s.Rules = append(s.Rules, r)

@@ -67,6 +67,8 @@ type Rule struct {
 	// Metadata holds the members of the rule's object that loading does not
 	// read (a gallery policy's domain, author, tags, …), as they were.
 	Metadata map[string]any
+
+	formulaNode *yaml.Node // the formula's value in File, for positions
 }
 
 // Set is the rules loaded from one or more files, with the settings that go
