@@ -14,7 +14,7 @@ import (
 // answer (0, 1 or 2, with a message) is fine; a panic is not.
 func TestNoCommandPanics(t *testing.T) {
 	root := t.TempDir()
-	for _, d := range []struct{ from, to string }{{"../../examples", "examples"}, {"testdata/corpus", "corpus"}} {
+	for _, d := range []struct{ from, to string }{{"../../examples", "examples"}, {"../../testdata/corpus", "corpus"}} {
 		if err := os.CopyFS(filepath.Join(root, d.to), os.DirFS(d.from)); err != nil {
 			t.Fatal(err)
 		}

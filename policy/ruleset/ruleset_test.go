@@ -145,7 +145,7 @@ func TestEnforceScopedToFile(t *testing.T) {
 // evaluation does not read; it is kept on the rule and is never a problem.
 // A member no catalogue is known to use is a note (for a strict check).
 func TestGalleryMetadata(t *testing.T) {
-	set, probs := Load("testdata/gallery")
+	set, probs := Load("../../testdata/corpus/policies")
 	if probs != nil {
 		t.Fatal(probs)
 	}
@@ -177,7 +177,7 @@ func TestGalleryMetadata(t *testing.T) {
 	if p := byID["proof-before-high-stakes-edit"]; p.Reasoner != "imandrax" || p.AppliesWhen == nil || p.Level != ltl.ScopedTemporal {
 		t.Errorf("read fields lost: %+v", p)
 	}
-	if len(set.Notes) != 1 || set.Notes[0].Error() != `testdata/gallery/goals-target-models.json:22:5: rule goals-target-models: metadata: field "featured" is not read by ponens: kept as metadata` {
+	if len(set.Notes) != 1 || set.Notes[0].Error() != `../../testdata/corpus/policies/goals-target-models.json:22:5: rule goals-target-models: metadata: field "featured" is not read by ponens: kept as metadata` {
 		t.Errorf("notes: %v", set.Notes)
 	}
 }
