@@ -19,12 +19,22 @@ func init() { subcommands = append(subcommands, newEvalCommand) }
 // ruleFlags are the rule-selecting flags `eval` and `check` share.
 type ruleFlags struct {
 	formulas, ids, rules []string
+	cmd                  *cobra.Command // for notes on stderr
+}
+
+// notes is where notes about the rules go: the command's stderr.
+func (f *ruleFlags) notes() io.Writer {
+	if f.cmd == nil {
+		return os.Stderr
+	}
+	return f.cmd.ErrOrStderr()
 }
 
 // given reports whether any rule was given (--rules or --formula).
 func (f *ruleFlags) given() bool { return len(f.formulas) > 0 || len(f.rules) > 0 }
 
 func (f *ruleFlags) register(cmd *cobra.Command) {
+	f.cmd = cmd
 	cmd.Flags().StringArrayVar(&f.formulas, "formula", nil, "a formula to evaluate (repeatable)")
 	cmd.Flags().StringArrayVar(&f.ids, "id", nil, "the id of the --formula at the same position (default formula-N)")
 	cmd.Flags().StringArrayVar(&f.rules, "rules", nil, "a policy file or directory (repeatable)")
@@ -43,6 +53,9 @@ func (f *ruleFlags) load(highStakes []string, enforce bool) (*ruleset.Set, error
 	var probs ruleset.Problems
 	if len(f.rules) > 0 {
 		set, probs = ruleset.Load(f.rules...)
+		for _, p := range set.Skipped {
+			fmt.Fprintf(f.notes(), "note: %v\n", p)
+		}
 	}
 	for i, text := range f.formulas {
 		id := fmt.Sprintf("formula-%d", i+1)
