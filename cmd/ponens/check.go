@@ -25,21 +25,29 @@ func newCheckCommand() *cobra.Command {
 	var outDir, failOn string
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "check [--rules PATH]... [--formula FORMULA [--id ID]]... [--out DIR] [--enforce] [--json] TRACE...",
+		Use:   "check [--rules PATH]... [--formula FORMULA [--id ID]]... [--out DIR] [--enforce] [--fail-on violated|unresolved] [--json] TRACE...",
 		Short: "Monitor trace files and write their verdict streams and summary.json",
 		Long: `Run every run of the trace files through the streaming monitor, as if its
 events arrived live, and write the verdict artifacts: each run's verdict
 stream beside its trace file (<trace>.verdicts.jsonl, or
 <trace>.<runId>.verdicts.jsonl for a file of several runs) and summary.json,
-the rule × trace matrix of terminal statuses, into --out. A run without a
-closing event ends as the stream ended: open obligations are unresolved.
+the rule × trace matrix of terminal statuses, into --out.
 
-Prints a short summary (the summary JSON with --json). Exit 0 if no rule is
-violated on any trace, 1 if some rule is, 2 on bad input: a rule that does
-not parse or cannot be monitored, or a trace that cannot be read.`,
+Without --rules or --formula, each reference trace is checked against the
+policies it embeds (its "policies" list); a policy another trace embeds is
+not applicable to it. A reference trace is a finished record: without an
+outcome it ends as completed (the summary says so). An event stream without
+a closing event ends as the stream ended: open obligations are unresolved.
+
+Prints a short summary (the summary JSON with --json). Exit 1 if some rule
+is violated on some trace, or its result by finite-trace semantics is fail
+(an unresolved obligation that would fail), or, with --fail-on unresolved,
+some cell is unresolved; 0 otherwise; 2 on bad input: a rule that does not
+parse or cannot be monitored, or a trace that cannot be read.`,
 		Example: `  ponens check --rules examples/rules examples/traces
   ponens check --rules examples/rules --out /tmp --json examples/traces/verify_proved.json
-  ponens check --formula 'G(GitCommit → P(RunTests))' --id tests examples/traces/fleet.jsonl`,
+  ponens check --formula 'G(GitCommit → P(RunTests))' --id tests examples/traces/fleet.jsonl
+  ponens check --fail-on unresolved --rules examples/rules examples/traces/fleet.jsonl`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return exitWith(exitBadInput, "ponens check: give at least one trace file")

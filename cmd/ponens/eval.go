@@ -80,13 +80,15 @@ func newEvalCommand() *cobra.Command {
 	var rf ruleFlags
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "eval [--json] (--formula FORMULA [--id ID] | --rules PATH)... TRACE...",
+		Use:   "eval [--json] [(--formula FORMULA [--id ID] | --rules PATH)...] TRACE...",
 		Short: "Evaluate rules on trace files with the reference evaluator",
 		Long: `Evaluate every rule on every run of the trace files with the reference
 evaluator (the direct semantics of the policy language over a complete
 trace) and print pass, fail with the witnessing action ids, or
-not_applicable. Exit 0 if nothing failed, 1 if some rule failed, 2 on bad
-input.`,
+not_applicable. Without --rules or --formula, each reference trace is
+evaluated against the policies it embeds. The capability rules of POLICY.md
+files have no formula: they are skipped with a note (check and decide judge
+them). Exit 0 if nothing failed, 1 if some rule failed, 2 on bad input.`,
 		Example: `  ponens eval --rules examples/rules/gallery.yaml examples/traces
   ponens eval --json --formula 'G(GitCommit → P(RunTests ∧ completed))' --id tbc examples/traces/verify_proved.json`,
 		Args: cobra.MinimumNArgs(1),
