@@ -1,6 +1,7 @@
 package ruleset
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"reflect"
@@ -398,13 +399,38 @@ func (s *Set) addTracePolicies(file string, root *yaml.Node) Problems {
 				Msg: fmt.Sprintf("policies[%d] names a policy without its formula: not checked (give its policy file with --rules)", i)})
 			continue
 		}
+		if s.sameEmbedded(n) {
+			added++ // another trace embeds this very policy: one rule serves both
+			continue
+		}
 		before := len(s.Rules)
 		probs = append(probs, s.addRule(file, n)...)
 		added += len(s.Rules) - before
+		if len(s.Rules) > before {
+			s.Rules[before].embedded = true
+		}
 	}
 	if added == 0 && len(probs) == 0 {
 		probs = append(probs, &Problem{File: file, Line: list.Line, Col: list.Column, Code: "no-policies",
 			Msg: "the trace embeds no policy object with a formula"})
 	}
 	return probs
+}
+
+// sameEmbedded reports whether the policy object n is already in the set,
+// loaded from another trace with the same formula, name, description,
+// severity and mode: traces written against one policy all embed it.
+func (s *Set) sameEmbedded(n *yaml.Node) bool {
+	var e ruleEntry
+	if n.Kind != yaml.MappingNode || n.Decode(&e) != nil {
+		return false
+	}
+	id := cmp.Or(e.ID, e.PolicyID)
+	for _, r := range s.Rules {
+		if r.ID == id && r.embedded {
+			return r.Source == e.Formula && r.Name == e.Name && r.Severity == e.Severity &&
+				r.Description == cmp.Or(e.Description, e.Name) && r.Mode == Mode(cmp.Or(e.Mode, e.OnViolation, string(Observe)))
+		}
+	}
+	return false
 }

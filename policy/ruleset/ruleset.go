@@ -69,6 +69,7 @@ type Rule struct {
 	Metadata map[string]any
 
 	formulaNode *yaml.Node // the formula's value in File, for positions
+	embedded    bool       // loaded from a reference trace's policies
 }
 
 // Set is the rules loaded from one or more files, with the settings that go

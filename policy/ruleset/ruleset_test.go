@@ -220,3 +220,37 @@ func TestClosest(t *testing.T) {
 		}
 	}
 }
+
+// TestTracePolicies: a reference trace given as rules yields its policy
+// objects; a bare name is skipped with a reason; traces embedding the same
+// policy share one rule, and a policy id embedded with another formula is
+// a duplicate.
+func TestTracePolicies(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, policies string) string {
+		p := filepath.Join(dir, name)
+		text := `{"trace_id": "` + name + `", "actions": [], "policies": ` + policies + `}`
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	tbc := `{"policy_id": "tbc", "name": "Tests before commit", "severity": "error", "scope": "trace", "kind": "temporal", "formula": "G(GitCommit → P(RunTests))"}`
+	a := write("a.json", `[`+tbc+`, "house-style"]`)
+	b := write("b.json", `[`+tbc+`]`)
+	c := write("c.json", `[{"policy_id": "tbc", "formula": "G(GitCommit → P(Verify))"}]`)
+	none := write("none.json", `["house-style"]`)
+	set, probs := Load(a, b)
+	if probs != nil || len(set.Rules) != 1 || set.Rules[0].ID != "tbc" || set.Rules[0].Metadata["kind"] != "temporal" {
+		t.Fatalf("a, b: %v %+v", probs, set.Rules)
+	}
+	if len(set.Skipped) != 1 || set.Skipped[0].Error() != a+`:1:205: rule house-style: name-only: policies[1] names a policy without its formula: not checked (give its policy file with --rules)` {
+		t.Errorf("skipped: %v", set.Skipped)
+	}
+	if _, probs := Load(a, c); len(probs) != 1 || probs[0].Code != "duplicate-id" {
+		t.Errorf("a, c: %v", probs)
+	}
+	if _, probs := Load(none); len(probs) != 1 || probs[0].Code != "no-policies" {
+		t.Errorf("none: %v", probs)
+	}
+}
