@@ -207,6 +207,9 @@ func TestCLIExitCodes(t *testing.T) {
 		{name: "decide allow", args: []string{"decide", "--formula", formula, "--mode", "observe", ex("decide/commit.json")}, want: "allow"},
 		{name: "decide bad mode", args: []string{"decide", "--formula", formula, "--mode", "block", ex("decide/commit.json")}, code: 2, want: `ponens decide: --mode: expected deny, suspend, abort or observe, got "block"`},
 		{name: "decide ended history", args: []string{"decide", "--rules", ex("rules"), "--history", ended, ex("decide/commit.json")}, code: 2, want: "the run has ended (run.finish at seq 2): no step can follow"},
+		// A reference trace without an outcome, as a history, is the run so far.
+		{name: "decide history without outcome", args: []string{"decide", "--rules", ex("rules"), "--history", cp("traces/cart_violating.json"), ex("decide/commit.json")}, code: 1, want: "deny by tests_before_commit"},
+		{name: "decide history with outcome", args: []string{"decide", "--rules", ex("rules"), "--history", cp("traces/cart_governed.json"), ex("decide/commit.json")}, code: 2, want: "the run has ended (run.finish at seq 9)"},
 		{name: "decide --url without --run", args: []string{"decide", "--rules", ex("rules"), "--url", url, ex("decide/commit.json")}, code: 2, want: "ponens decide: --url is for asking the running service"},
 		{name: "decide --run service down", args: []string{"decide", "--run", "r", "--url", down, ex("decide/commit.json")}, code: 3, want: "ponens decide: connect to " + down},
 		{name: "decide --run unknown run", args: []string{"decide", "--run", "nobody", "--url", url, ex("decide/commit.json")}, code: 2, want: `ponens decide: run "nobody" is unknown to the service`},
