@@ -97,6 +97,7 @@ parse or cannot be monitored, or a trace that cannot be read.`,
 				if err := file.EncodeSummary(out, res.summary); err != nil {
 					return err
 				}
+				printImplied(cmd.ErrOrStderr(), res.implied)
 			} else {
 				printCheck(out, res)
 			}
@@ -372,13 +373,7 @@ func printCheck(w io.Writer, res *checkResult) {
 	if more > 0 {
 		fmt.Fprintf(w, "  … and %d more in %s\n", more, res.summaryPath)
 	}
-	if n := len(res.implied); n > 0 {
-		names := strings.Join(res.implied[:min(n, 3)], ", ")
-		if n > 3 {
-			names += ", …"
-		}
-		fmt.Fprintf(w, "%s without an outcome ended as completed (a trace file is a finished record): %s\n", plural(n, "reference trace"), names)
-	}
+	printImplied(w, res.implied)
 	fmt.Fprintf(w, "wrote %s and %s\n", res.summaryPath, plural(len(s.Traces), "verdict stream"))
 }
 
@@ -392,3 +387,17 @@ func plural(n int, what string) string {
 // progressMin is the number of traces above which a terminal gets a
 // progress bar.
 const progressMin = 20
+
+// printImplied says which reference traces, having no outcome, ended as
+// completed.
+func printImplied(w io.Writer, implied []string) {
+	n := len(implied)
+	if n == 0 {
+		return
+	}
+	names := strings.Join(implied[:min(n, 3)], ", ")
+	if n > 3 {
+		names += ", …"
+	}
+	fmt.Fprintf(w, "%s without an outcome ended as completed (a trace file is a finished record): %s\n", plural(n, "reference trace"), names)
+}
