@@ -265,6 +265,13 @@ func TestCheckExitCodes(t *testing.T) {
 		`{"v":1,"runId":"r","seq":2,"ts":"2025-01-01T00:00:00Z","type":"action","action":{"id":1}}`+"\n"), 0o644)
 	empty := filepath.Join(dir, "empty.jsonl")
 	os.WriteFile(empty, []byte("\n"), 0o644)
+	embedding := func(name, formula string) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(`{"trace_id": "`+name+`", "actions": [{"id": 1, "type": "GitCommit"}],
+ "policies": [{"policy_id": "p", "formula": "`+formula+`"}]}`), 0o644)
+		return p
+	}
+	p1, p2 := embedding("p1.json", "G(GitCommit → P(RunTests))"), embedding("p2.json", "G(GitCommit → P(Verify))")
 	tests := []struct {
 		name string
 		args []string
@@ -287,6 +294,9 @@ func TestCheckExitCodes(t *testing.T) {
 		{"missing trace", []string{"check", "--rules", rules, filepath.Join(dir, "nope.jsonl")}, exitBadInput, []string{"nope.jsonl"}},
 		{"no trace", []string{"check", "--rules", rules}, exitBadInput, []string{"give at least one trace file"}},
 		{"no rules", []string{"check", traces[0]}, exitBadInput, []string{"--formula or --rules", "embeds no policies"}},
+		{"embedded policy defined twice", []string{"check", "--out", filepath.Join(dir, "o8"), p1, p2}, exitBadInput,
+			[]string{"policy p is defined differently in " + p1 + " (G(GitCommit → P(RunTests))) and " + p2 + " (G(GitCommit → P(Verify)))"}},
+		{"embedded policy", []string{"check", "--out", filepath.Join(dir, "o8"), p1}, exitViolated, nil},
 		{"trace twice", []string{"check", "--rules", rules, traces[0], filepath.Join(filepath.Dir(traces[0]), ".", "run.jsonl")}, exitBadInput, []string{"is given twice"}},
 	}
 	for _, tt := range tests {
