@@ -293,7 +293,7 @@ func TestCheckExitCodes(t *testing.T) {
 		{"empty trace", []string{"check", "--rules", rules, "--out", filepath.Join(dir, "o7"), traces[0], empty}, exitBadInput, []string{empty + ": no events"}},
 		{"missing trace", []string{"check", "--rules", rules, filepath.Join(dir, "nope.jsonl")}, exitBadInput, []string{"nope.jsonl"}},
 		{"no trace", []string{"check", "--rules", rules}, exitBadInput, []string{"give at least one trace file"}},
-		{"no rules", []string{"check", traces[0]}, exitBadInput, []string{"--formula or --rules", "embeds no policies"}},
+		{"no rules", []string{"check", traces[0]}, exitBadInput, []string{"--formula or --rules", "is not a reference trace embedding policies"}},
 		{"embedded policy defined twice", []string{"check", "--out", filepath.Join(dir, "o8"), p1, p2}, exitBadInput,
 			[]string{"policy p is defined differently in " + p1 + " (G(GitCommit → P(RunTests))) and " + p2 + " (G(GitCommit → P(Verify)))"}},
 		{"embedded policy", []string{"check", "--out", filepath.Join(dir, "o8"), p1}, exitViolated, nil},

@@ -193,8 +193,8 @@ func runSets(given *ruleset.Set, runs []namedRun, highStakes []string, enforce b
 	}
 	var files []string
 	for _, nr := range runs {
-		if !embedsPolicies(nr.Run) {
-			return nil, exitWith(exitBadInput, "ponens: give at least one --formula or --rules (%s embeds no policies to check it against)", nr.Name)
+		if !nr.Reference || !embedsPolicies(nr.Run) {
+			return nil, exitWith(exitBadInput, "ponens: give at least one --formula or --rules (%s is not a reference trace embedding policies to check it against)", nr.Name)
 		}
 		if !slices.Contains(files, nr.File) {
 			files = append(files, nr.File)

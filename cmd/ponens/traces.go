@@ -16,9 +16,10 @@ import (
 // namedRun is one run read from a trace file, with the name it is reported
 // under: the file's path, with #runId added when the file holds several runs.
 type namedRun struct {
-	Name string
-	File string
-	Run  schema.Run
+	Name      string
+	File      string
+	Run       schema.Run
+	Reference bool // read from a reference trace (not an event stream)
 }
 
 // traceFiles expands the trace arguments: a file is itself, a directory is
@@ -76,19 +77,19 @@ func isOutput(path string) bool {
 func readTraces(paths []string, maxLine int, notes io.Writer) ([]namedRun, error) {
 	var out []namedRun
 	for _, p := range paths {
-		runs, warnings, err := tracefile.ReadWarn(p, maxLine)
+		f, err := tracefile.ReadFile(p, maxLine)
 		if err != nil {
 			return nil, err
 		}
-		for _, w := range warnings {
+		for _, w := range f.Warnings {
 			fmt.Fprintf(notes, "warning: %v\n", w)
 		}
-		for _, r := range runs {
+		for _, r := range f.Runs {
 			name := filepath.ToSlash(p)
-			if len(runs) > 1 {
+			if len(f.Runs) > 1 {
 				name += "#" + r.ID
 			}
-			out = append(out, namedRun{Name: name, File: p, Run: r})
+			out = append(out, namedRun{Name: name, File: p, Run: r, Reference: f.Reference})
 		}
 	}
 	return out, nil
