@@ -12,10 +12,10 @@ import (
 	"github.com/ponens/ponens/schema"
 )
 
-// KnownTypes are the action and artifact types of the trace format, with
+// knownTypes are the action and artifact types of the trace format, with
 // their synonyms: a CamelCase atom naming none of them, and no type of the
 // traces a check is given, is probably a typo.
-var KnownTypes = []string{
+var knownTypes = []string{
 	// actions
 	"ReadFile", "EditFile", "CreateFile", "DeleteFile", "GitCommit", "GitPush", "RunTests", "RunCommand",
 	"SearchCode", "AnalyzeCode", "ReadDocumentation", "Verify", "Formalize", "DefineVerificationGoal",
@@ -74,7 +74,7 @@ func (v *Vocabulary) Learn(events []schema.Event) {
 // so these are warnings, each at the name's place with the closest known
 // name when there is one.
 func (s *Set) Lint(vocab Vocabulary, extra ...string) Problems {
-	types := slices.Concat(KnownTypes, slices.Sorted(maps.Keys(vocab.Types)))
+	types := slices.Concat(knownTypes, slices.Sorted(maps.Keys(vocab.Types)))
 	atoms := slices.Concat(builtinAtoms(), slices.Sorted(maps.Keys(s.Opts.Predicates)), extra, slices.Sorted(maps.Keys(vocab.Flags)))
 	var warns Problems
 	for _, r := range s.Rules {
