@@ -126,13 +126,18 @@ var catalogueKeys = map[string]bool{
 	"group": true, "tier": true, "fix_domain": true, "governance_state": true, "reference_model": true,
 }
 
-// unknownKeys reports every key of the mapping n that is not in known.
+// unknownKeys reports every key of the mapping n that is not in known,
+// with the known key it probably misspells.
 func unknownKeys(file string, n *yaml.Node, known map[string]bool) Problems {
 	var probs Problems
+	names := slices.Sorted(maps.Keys(known))
 	for _, k := range keys(n) {
 		if !known[k.Value] {
-			probs = append(probs, &Problem{File: file, Line: k.Line, Col: k.Column, Code: "unknown-field",
-				Msg: fmt.Sprintf("unknown field %q", k.Value)})
+			msg := fmt.Sprintf("unknown field %q", k.Value)
+			if near := Closest(k.Value, names); near != "" {
+				msg += fmt.Sprintf(": did you mean %q?", near)
+			}
+			probs = append(probs, &Problem{File: file, Line: k.Line, Col: k.Column, Code: "unknown-field", Msg: msg})
 		}
 	}
 	return probs

@@ -79,12 +79,14 @@ func TestLoadDirectoryAndErrors(t *testing.T) {
 	write("broken.json", `{"id": "x", "formula": `)
 	write("cyclic.yaml", "predicates:\n  p: q\n  q: p\nrules: []\n")
 	write("future.yaml", "version: 2\nrules: []\n")
+	write("typo.yaml", "enforec: true\nrules: []\n")
 	set, probs := Load(dir)
 	if len(set.Rules) != 2 || set.Rules[0].ID != "a" || set.Rules[1].ID != "b" {
 		t.Errorf("rules %v", set.Rules)
 	}
 	text := probs.Error()
-	for _, want := range []string{"broken.json:1:", "cyclic.yaml", "defined in terms of itself", "future.yaml:1:1: version: rules file version 2 is not supported by this build (supports 1)"} {
+	for _, want := range []string{"broken.json:1:", "cyclic.yaml", "defined in terms of itself", "future.yaml:1:1: version: rules file version 2 is not supported by this build (supports 1)",
+		`typo.yaml:1:1: unknown-field: unknown field "enforec": did you mean "enforce"?`} {
 		if !strings.Contains(text, want) {
 			t.Errorf("problems lack %q:\n%s", want, text)
 		}
