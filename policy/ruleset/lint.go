@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"unicode"
 
 	"github.com/ponens/ponens/policy/eval"
@@ -112,7 +113,7 @@ func (s *Set) Lint(vocab Vocabulary, extra ...string) Problems {
 			if near := Closest(name, known); near != "" {
 				msg += fmt.Sprintf("; did you mean %s?", near)
 			}
-			line, col := r.place(n.Pos().Start)
+			line, col := r.place(n.Pos().Start, name)
 			warns = append(warns, &Problem{File: r.File, Line: line, Col: col, RuleID: r.ID, Code: "unknown-name", Msg: msg})
 			return true
 		})
@@ -120,8 +121,13 @@ func (s *Set) Lint(vocab Vocabulary, extra ...string) Problems {
 	return warns
 }
 
-// place is the file position of the byte offset off in r's formula.
-func (r *Rule) place(off int) (line, col int) {
+// place is the file position of name at the byte offset off in r's
+// formula; the rule's own place when the formula evaluated is not the text
+// written (a name standing for a definition).
+func (r *Rule) place(off int, name string) (line, col int) {
+	if off < 0 || off > len(r.Source) || !strings.HasPrefix(r.Source[off:], name) {
+		return r.Line, r.Col
+	}
 	l, c := ltl.LineCol(r.Source, off)
 	if r.formulaNode == nil {
 		if l == 1 && r.File == "--formula" {
