@@ -153,6 +153,12 @@ func TestCLIExitCodes(t *testing.T) {
 {"v":1,"runId":"ended-1","seq":2,"ts":"2026-01-01T00:00:01Z","type":"run.finish","end":{}}
 `)
 	notraces := filepath.Dir(write("notraces/readme.txt", "no traces here\n"))
+	corpus := filepath.Join(work, "corpus")
+	if err := os.CopyFS(corpus, os.DirFS(filepath.Join(repo, "testdata", "corpus"))); err != nil {
+		t.Fatal(err)
+	}
+	cp := func(p string) string { return filepath.Join(corpus, p) }
+	misspelled := write("misspelled.json", `{"id": "m", "fromula": "G(a)"}`)
 	taken, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -183,15 +189,27 @@ func TestCLIExitCodes(t *testing.T) {
 		{name: "check missing trace", args: []string{"check", "--rules", ex("rules"), "nope.jsonl"}, code: 2, want: "ponens check: nope.jsonl: no such file or directory"},
 		{name: "check directory without traces", args: []string{"check", "--rules", ex("rules"), notraces}, code: 2, want: "ponens check: " + notraces + ": a directory without trace files"},
 		{name: "check no rules", args: []string{"check", ex("traces")}, code: 2, want: "ponens check: give at least one --formula or --rules"},
+		{name: "check embedded policies", args: []string{"check", "--out", work, cp("traces/cart_violating.json")}, code: 1, want: "4 rules × 1 trace: 0 satisfied, 4 violated"},
+		{name: "check embedded policies held", args: []string{"check", "--out", work, cp("traces/cart_governed.json")}, want: "4 satisfied, 0 violated"},
+		{name: "check --fail-on unresolved", args: []string{"check", "--fail-on", "unresolved", "--formula", "F(RunTests) ∨ G(¬EditFile)", "--out", work, filepath.Join(traces, "fleet.jsonl")}, code: 1, want: "unresolved"},
+		{name: "check --fail-on bad", args: []string{"check", "--fail-on", "pending", "--rules", ex("rules"), traces}, code: 2, want: `ponens check: --fail-on "pending": expected violated or unresolved`},
 
 		{name: "eval failed", args: []string{"eval", "--rules", ex("rules/gallery.yaml"), ex("traces")}, code: 1, want: "fail"},
 		{name: "eval passed", args: []string{"eval", "--formula", formula, ex("traces/verify_proved.json")}, want: "pass"},
+		{name: "eval embedded policies", args: []string{"eval", cp("traces/refund_governed.json")}, want: "pass"},
+		{name: "eval POLICY.md rules skipped", args: []string{"eval", "--rules", ex("rules"), ex("traces/verify_proved.json")}, code: 1, want: "fail"},
+		{name: "policy check --strict warning", args: []string{"policy", "check", "--strict", cp("policies")}, code: 2, want: "ponens policy check: 1 warning (--strict)"},
+		{name: "policy check --traces", args: []string{"policy", "check", "--traces", cp("traces"), cp("policies")}, want: "ok    tests-before-commit"},
+		{name: "policy check misspelled field", args: []string{"policy", "check", misspelled}, code: 2, want: `unknown field "fromula": did you mean "formula"?`},
 		{name: "eval missing trace", args: []string{"eval", "--formula", formula, "nope.json"}, code: 2, want: "ponens eval: nope.json: no such file or directory"},
 
 		{name: "decide deny", args: []string{"decide", "--rules", ex("rules"), ex("decide/intent.json")}, code: 1, want: "deny by no-env-writes"},
 		{name: "decide allow", args: []string{"decide", "--formula", formula, "--mode", "observe", ex("decide/commit.json")}, want: "allow"},
 		{name: "decide bad mode", args: []string{"decide", "--formula", formula, "--mode", "block", ex("decide/commit.json")}, code: 2, want: `ponens decide: --mode: expected deny, suspend, abort or observe, got "block"`},
 		{name: "decide ended history", args: []string{"decide", "--rules", ex("rules"), "--history", ended, ex("decide/commit.json")}, code: 2, want: "the run has ended (run.finish at seq 2): no step can follow"},
+		// A reference trace without an outcome, as a history, is the run so far.
+		{name: "decide history without outcome", args: []string{"decide", "--rules", ex("rules"), "--history", cp("traces/cart_violating.json"), ex("decide/commit.json")}, code: 1, want: "deny by tests_before_commit"},
+		{name: "decide history with outcome", args: []string{"decide", "--rules", ex("rules"), "--history", cp("traces/cart_governed.json"), ex("decide/commit.json")}, code: 2, want: "the run has ended (run.finish at seq 9)"},
 		{name: "decide --url without --run", args: []string{"decide", "--rules", ex("rules"), "--url", url, ex("decide/commit.json")}, code: 2, want: "ponens decide: --url is for asking the running service"},
 		{name: "decide --run service down", args: []string{"decide", "--run", "r", "--url", down, ex("decide/commit.json")}, code: 3, want: "ponens decide: connect to " + down},
 		{name: "decide --run unknown run", args: []string{"decide", "--run", "nobody", "--url", url, ex("decide/commit.json")}, code: 2, want: `ponens decide: run "nobody" is unknown to the service`},

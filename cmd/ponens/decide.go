@@ -141,7 +141,7 @@ func replayHistory(eng *monitor.Engine, history string, maxEvent int, notes io.W
 	if err != nil {
 		return nil, 0, err
 	}
-	runs, err := readTraces(files, maxEvent)
+	runs, err := readTraces(files, maxEvent, notes)
 	if err != nil {
 		return nil, 0, exitWith(exitBadInput, "%v", err)
 	}
@@ -149,6 +149,11 @@ func replayHistory(eng *monitor.Engine, history string, maxEvent int, notes io.W
 		return nil, 0, exitWith(exitBadInput, "%s: the history must hold exactly one run, it holds %d", history, len(runs))
 	}
 	events := runs[0].Run.Events
+	if impliedEnd(runs[0].Run) {
+		// A reference trace without an outcome is, as a history, the run
+		// so far: the run.finish it would end with is not part of it.
+		events = events[:len(events)-1]
+	}
 	run := eng.NewRun(runs[0].Run.ID)
 	var lastID int64
 	for i := range events {

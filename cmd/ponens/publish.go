@@ -49,7 +49,7 @@ some could not be stored (the server unreachable, or refusing them).`,
 			if len(files) == 0 {
 				return exitWith(exitBadInput, "ponens publish: no trace files")
 			}
-			runs, err := readTraces(files, cfg.Trace.MaxEventBytes)
+			runs, err := readTraces(files, cfg.Trace.MaxEventBytes, cmd.ErrOrStderr())
 			if err != nil {
 				return exitWith(exitBadInput, "%v", err)
 			}

@@ -99,8 +99,10 @@ func TestReadmeExamples(t *testing.T) {
 		t.Fatalf("only %d README examples found", len(examples))
 	}
 	root := t.TempDir()
-	if err := os.CopyFS(filepath.Join(root, "examples"), os.DirFS("../../examples")); err != nil {
-		t.Fatal(err)
+	for _, dir := range []string{"examples", "testdata"} {
+		if err := os.CopyFS(filepath.Join(root, dir), os.DirFS(filepath.Join("../..", dir))); err != nil {
+			t.Fatal(err)
+		}
 	}
 	path := filepath.Dir(ponensBinary(t)) + string(os.PathListSeparator) + os.Getenv("PATH")
 	for _, ex := range examples {

@@ -1,6 +1,6 @@
 // Package ruleset loads temporal rules from the files users have: gallery
-// policy JSON, the canonical policy object, and ponens's own YAML rules file
-// (SEMANTICS.md §5). JSON is read through the YAML parser (JSON is YAML), so
+// policy JSON, the canonical policy object, the policies embedded in a
+// reference trace, and ponens's own YAML rules file. JSON is read through the YAML parser (JSON is YAML), so
 // every problem is reported with the file, line and column of the value.
 package ruleset
 
@@ -63,23 +63,46 @@ type Rule struct {
 	// judged by the authorization engine on every tool call (Set.Policies).
 	Capability *policymd.Rule
 	Policy     *policymd.Policy
+
+	// Enforce is set when the rules file that declares the rule asks for
+	// enforcement (enforce: true): its modes are in force whatever the set's
+	// Enforce says. It reaches no rule of another file.
+	Enforce bool
+	// Metadata holds the members of the rule's object that loading does not
+	// read (a gallery policy's domain, author, tags, …), as they were.
+	Metadata map[string]any
+
+	formulaNode *yaml.Node // the formula's value in File, for positions
+	embedded    bool       // loaded from a reference trace's policies
 }
 
 // Set is the rules loaded from one or more files, with the settings that go
 // with them.
 type Set struct {
-	Rules   []*Rule
-	Enforce bool // modes in force; when false every rule only observes
+	Rules []*Rule
+	// Enforce puts every rule's mode in force (the --enforce flag or
+	// rules.enforce); when false, only the rules of files declaring
+	// enforce: true have their mode in force and every other rule observes.
+	Enforce bool
 	Opts    eval.Options
 	// Policies are the POLICY.md files loaded; their rules are in Rules too.
 	Policies []*policymd.Policy
+	// Notes are the members of rule objects that are kept as metadata but
+	// are neither read by ponens nor known catalogue metadata: usually
+	// harmless, sometimes a field a newer ponens would read. A strict check
+	// reports them.
+	Notes Problems
+	// Skipped are the policies a file names but does not define (a
+	// reference trace's policies list may name a policy by id only): they
+	// cannot be evaluated, and commands say so.
+	Skipped Problems
 
 	declared map[string]*Problem // where each rule id was first declared
 }
 
 // Enforced returns the mode the engine actually enforces for r.
 func (s *Set) Enforced(r *Rule) Mode {
-	if !s.Enforce || r.Mode == "" {
+	if !(s.Enforce || r.Enforce) || r.Mode == "" {
 		return Observe
 	}
 	return r.Mode
