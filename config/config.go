@@ -292,6 +292,7 @@ func (c Config) Validate() error {
 	errs = append(errs, c.NATS.validate()...)
 	errs = append(errs, c.Gateway.validate()...)
 	errs = append(errs, c.Worker.validate()...)
+	errs = append(errs, c.checkVerdictWindow()...)
 	switch c.Runtime.MemoryLimit {
 	case MemoryLimitAuto, MemoryLimitOff:
 	default:
@@ -303,6 +304,22 @@ func (c Config) Validate() error {
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("config: %s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// checkVerdictWindow refuses a VERDICTS duplicate window that does not
+// cover a worker's crash: the partition moves after worker.lease_ttl, and
+// the new owner replays from the last checkpoint (at most
+// worker.checkpoint_every old), sending those verdicts again. A window
+// shorter than twice that would store some of them twice.
+func (c Config) checkVerdictWindow() []string {
+	if c.Worker.LeaseTTL <= 0 || c.Worker.CheckpointEvery <= 0 || c.NATS.VerdictDuplicateWindow < 0 {
+		return nil // reported by the sections' own checks
+	}
+	need := 2 * (c.Worker.LeaseTTL + c.Worker.CheckpointEvery)
+	if w := c.NATS.VerdictWindow(); w < need {
+		return []string{fmt.Sprintf("nats.verdict_duplicate_window: must be at least twice worker.lease_ttl + worker.checkpoint_every (%s), so that verdicts a takeover sends again are stored once, got %s", need, w)}
 	}
 	return nil
 }

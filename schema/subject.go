@@ -131,9 +131,13 @@ func EventMsgID(runID string, seq uint64) string {
 }
 
 // VerdictMsgID is the Nats-Msg-Id of a verdict: the run token, the rule id
-// as a token, and the seq.
+// as a token, the seq and the status. The status is part of it because a
+// rule can change twice at one seq: a run that ends without a terminal
+// event (idle, or cut off) gets its end-of-run verdict at the seq of its
+// last event, which the step's own verdict (pending) already carries; the
+// two are different transitions and must both be stored.
 func VerdictMsgID(v *VerdictEvent) string {
-	return RunToken(v.RunID) + ":" + RunToken(v.Rule.ID) + ":" + strconv.FormatUint(v.Seq, 10)
+	return RunToken(v.RunID) + ":" + RunToken(v.Rule.ID) + ":" + strconv.FormatUint(v.Seq, 10) + ":" + string(v.Status)
 }
 
 // HeaderRule is set on a verdict message of a rule whose meaning changed:
