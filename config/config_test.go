@@ -98,7 +98,7 @@ func TestValidate(t *testing.T) {
 		{"verdict window over age", func(c *Config) { c.NATS.MaxAge, c.NATS.VerdictDuplicateWindow = 5*time.Minute, 6*time.Minute }, "nats.verdict_duplicate_window: must not exceed nats.max_age (5m0s), got 6m0s"},
 		{"verdict window under takeover", func(c *Config) { c.NATS.VerdictDuplicateWindow = 5 * time.Second },
 			"nats.verdict_duplicate_window: must be at least twice worker.lease_ttl + worker.checkpoint_every (6.5s), so that verdicts a takeover sends again are stored once, got 5s"},
-		{"takeover over verdict window", func(c *Config) { c.NATS.VerdictDuplicateWindow, c.Worker.LeaseTTL = time.Minute, 40 * time.Second },
+		{"takeover over verdict window", func(c *Config) { c.NATS.VerdictDuplicateWindow, c.Worker.LeaseTTL = time.Minute, 40*time.Second },
 			"nats.verdict_duplicate_window: must be at least twice worker.lease_ttl + worker.checkpoint_every (1m20.5s)"},
 		{"tiny memory limit", func(c *Config) { c.Runtime.MemoryLimit = "900" }, "runtime.memory_limit: must be at least 64MiB"},
 		{"max age", func(c *Config) { c.NATS.MaxAge = -time.Second }, "nats.max_age: must not be negative"},
