@@ -202,6 +202,7 @@ func TestCLIExitCodes(t *testing.T) {
 			want: `ponens decide: run "ended-1": the run has ended (run.finish at seq 2): no step can follow`, retry: true},
 		{name: "publish a directory", args: []string{"publish", "--url", url, ex("traces")}, want: "from 3 files"},
 		{name: "publish nothing", args: []string{"publish"}, code: 2, want: "ponens publish: give at least one trace file"},
+		{name: "publish no timeout", args: []string{"publish", "--url", url, "--timeout", "0s", ended}, code: 2, want: "ponens publish: --timeout must be positive, got 0s"},
 		{name: "publish service down", args: []string{"publish", "--url", down, ended}, code: 3, want: "ponens publish: connect to " + down},
 
 		{name: "manifest", args: []string{"manifest", "--url", url}, want: "tests_before_commit"},

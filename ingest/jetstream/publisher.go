@@ -61,8 +61,14 @@ func (o PublisherOptions) withDefaults() PublisherOptions {
 	return o
 }
 
-// ErrClosed is returned by a Publisher that has been closed.
-var ErrClosed = errors.New("publisher closed")
+var (
+	// ErrClosed is returned by a Publisher that has been closed.
+	ErrClosed = errors.New("publisher closed")
+	// ErrAbandoned is the outcome of an event still unacknowledged when
+	// CloseContext's context ended: it may or may not be stored, and
+	// publishing it again (with the same message id) is safe.
+	ErrAbandoned = errors.New("not acknowledged: publishing stopped before the server answered")
+)
 
 // PublishError is the failure to store one event: refused before it was
 // sent (Attempts 0: invalid, too large, the context ended) or not
@@ -109,8 +115,10 @@ type Publisher struct {
 	slots     chan struct{} // one token per event in flight
 	queue     chan *pending // sent, waiting for the acknowledgement
 	closing   chan struct{} // closed when Close starts
+	abort     chan struct{} // closed when CloseContext gives up waiting
 	acked     chan struct{} // closed when the acknowledging goroutine ends
 	closeOnce sync.Once
+	abortOnce sync.Once
 
 	// Lock order: closeMu, then mu.
 	closeMu sync.RWMutex // read-held by each Publish call, write-held by Close
@@ -158,6 +166,7 @@ func NewPublisher(js natsjs.JetStream, subjects schema.Subjects, opts PublisherO
 		slots:    make(chan struct{}, opts.MaxInFlight),
 		queue:    make(chan *pending, opts.MaxInFlight),
 		closing:  make(chan struct{}),
+		abort:    make(chan struct{}),
 		acked:    make(chan struct{}),
 	}
 	go p.acknowledge()
@@ -173,6 +182,19 @@ func NewPublisher(js natsjs.JetStream, subjects schema.Subjects, opts PublisherO
 // returned by the next Flush or Close.
 func (p *Publisher) Publish(ctx context.Context, ev *schema.Event) error {
 	return p.publish(ctx, ev, nil)
+}
+
+// PublishReport publishes ev as Publish does and, when it returns nil,
+// calls report exactly once with the event's outcome: nil once it is stored
+// (or was already), a *PublishError after every attempt failed, or one
+// wrapping ErrAbandoned when CloseContext stopped waiting for it. report
+// runs on the Publisher's goroutine and must not block. Its failures are
+// not Flush's.
+func (p *Publisher) PublishReport(ctx context.Context, ev *schema.Event, report func(error)) error {
+	if report == nil {
+		report = func(error) {}
+	}
+	return p.publish(ctx, ev, report)
 }
 
 // PublishBatch publishes events as Publish does and waits until each is
@@ -338,8 +360,15 @@ func (p *Publisher) acknowledge() {
 		list = list[1:]
 		var ack *natsjs.PubAck
 		var err error
+		if p.aborted() {
+			p.resolve(it, nil, &PublishError{RunID: it.runID, Seq: it.seq, Attempts: it.attempts, Err: ErrAbandoned})
+			continue
+		}
 		if it.fut == nil { // paused before being sent again
-			sleepUntil(it.deadline)
+			if !p.sleepUntil(it.deadline) {
+				list = append(list, it) // resolved as abandoned on the next turn
+				continue
+			}
 			it.attempts++
 			it.fut, err = p.js.PublishMsgAsync(it.msg)
 			it.deadline = time.Now().Add(p.opts.Timeout)
@@ -363,11 +392,27 @@ func (p *Publisher) acknowledge() {
 	}
 }
 
-// sleepUntil pauses until t.
-func sleepUntil(t time.Time) {
+// sleepUntil pauses until t; false when CloseContext gave up first.
+func (p *Publisher) sleepUntil(t time.Time) bool {
 	if d := time.Until(t); d > 0 {
 		timer := time.NewTimer(d)
-		<-timer.C
+		defer timer.Stop()
+		select {
+		case <-timer.C:
+		case <-p.abort:
+			return false
+		}
+	}
+	return !p.aborted()
+}
+
+// aborted reports whether CloseContext gave up waiting.
+func (p *Publisher) aborted() bool {
+	select {
+	case <-p.abort:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -390,6 +435,8 @@ func (p *Publisher) waitFor(it *pending) (*natsjs.PubAck, error) {
 		return nil, err
 	case <-t.C:
 		return nil, fmt.Errorf("%w (waited %s)", natsjs.ErrAsyncPublishTimeout, p.opts.Timeout)
+	case <-p.abort:
+		return nil, ErrAbandoned
 	}
 }
 
@@ -499,4 +546,22 @@ func (p *Publisher) Close() error {
 	err := p.failure
 	p.failure = nil
 	return err
+}
+
+// CloseContext is Close with a bound: when ctx ends before every event in
+// flight is resolved, it stops waiting and sending again, resolves each
+// event still open as abandoned (ErrAbandoned: PublishReport's callbacks
+// say which), and returns a *PublishError wrapping ErrAbandoned unless an
+// earlier failure is to be reported. It returns once the Publisher's
+// goroutine has ended.
+func (p *Publisher) CloseContext(ctx context.Context) error {
+	done := make(chan error, 1)
+	go func() { done <- p.Close() }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		p.abortOnce.Do(func() { close(p.abort) })
+		return <-done
+	}
 }
