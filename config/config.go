@@ -190,6 +190,32 @@ type NATSConfig struct {
 	StoreDir string `mapstructure:"store_dir" yaml:"store_dir"`
 	// Listen is the host:port the embedded server accepts clients on.
 	Listen string `mapstructure:"listen" yaml:"listen"`
+
+	// Events and Verdicts bound those streams: at a bound new messages
+	// are refused (publishers get an error, the gateway answers 503),
+	// never stored ones evicted. 0 means no bound.
+	Events   StreamLimits `mapstructure:"events" yaml:"events"`
+	Verdicts StreamLimits `mapstructure:"verdicts" yaml:"verdicts"`
+	// DeadLetters bounds the dead-letter stream, which drops its oldest
+	// entries at the bound.
+	DeadLetters DeadLetterLimits `mapstructure:"deadletters" yaml:"deadletters"`
+	// LimitAlarm is the fraction of a stream's bound at which `serve` and
+	// `ingest` log a warning and GET /v1/streams sets "alarm".
+	LimitAlarm float64 `mapstructure:"limit_alarm" yaml:"limit_alarm"`
+}
+
+// StreamLimits bounds a stream in bytes and messages (0: no bound).
+type StreamLimits struct {
+	MaxBytes int64 `mapstructure:"max_bytes" yaml:"max_bytes"`
+	MaxMsgs  int64 `mapstructure:"max_msgs" yaml:"max_msgs"`
+}
+
+// DeadLetterLimits bounds the dead-letter stream.
+type DeadLetterLimits struct {
+	// MaxBytes is the most the stream keeps (0: no bound).
+	MaxBytes int64 `mapstructure:"max_bytes" yaml:"max_bytes"`
+	// MaxAge is how long a dead letter is kept (0: nats.max_age).
+	MaxAge time.Duration `mapstructure:"max_age" yaml:"max_age"`
 }
 
 // GatewayConfig configures the HTTP ingest gateway.
@@ -219,6 +245,8 @@ func Default() Config {
 			StartWait:       time.Minute,
 			StoreDir:        "data/nats",
 			Listen:          "127.0.0.1:4222",
+			DeadLetters:     DeadLetterLimits{MaxBytes: 1 << 30},
+			LimitAlarm:      0.8,
 		},
 		Gateway: GatewayConfig{
 			Listen:       "127.0.0.1:8080",
@@ -366,6 +394,22 @@ func (n NATSConfig) validate() []string {
 	}
 	if n.Replicas < 1 || n.Replicas > 5 {
 		errs = append(errs, fmt.Sprintf("nats.replicas: must be from 1 to 5, got %d", n.Replicas))
+	}
+	for _, l := range []struct {
+		key string
+		v   int64
+	}{{"nats.events.max_bytes", n.Events.MaxBytes}, {"nats.events.max_msgs", n.Events.MaxMsgs},
+		{"nats.verdicts.max_bytes", n.Verdicts.MaxBytes}, {"nats.verdicts.max_msgs", n.Verdicts.MaxMsgs},
+		{"nats.deadletters.max_bytes", n.DeadLetters.MaxBytes}} {
+		if l.v < 0 {
+			errs = append(errs, fmt.Sprintf("%s: must not be negative (0: no bound), got %d", l.key, l.v))
+		}
+	}
+	if n.DeadLetters.MaxAge < 0 {
+		errs = append(errs, fmt.Sprintf("nats.deadletters.max_age: must not be negative (0: nats.max_age), got %s", n.DeadLetters.MaxAge))
+	}
+	if n.LimitAlarm <= 0 || n.LimitAlarm > 1 {
+		errs = append(errs, fmt.Sprintf("nats.limit_alarm: must be a fraction above 0 and at most 1, got %g", n.LimitAlarm))
 	}
 	if n.URL == "" && n.StoreDir == "" {
 		errs = append(errs, "nats.store_dir: must be set when nats.url is empty (the embedded server stores there)")

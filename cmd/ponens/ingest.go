@@ -73,6 +73,10 @@ cannot be listened on, 3 when NATS cannot be reached.`,
 	return cmd
 }
 
+// limitCheckEvery is how often the gateway compares the streams with
+// their bounds (nats.limit_alarm).
+const limitCheckEvery = 10 * time.Second
+
 // runGateway serves the HTTP ingest gateway on gateway.listen until ctx
 // ends, then stops once the requests in progress are answered. It says
 // where it listens on announce.
@@ -85,7 +89,10 @@ func runGateway(ctx context.Context, cfg config.Config, nc *nats.Conn, js natsjs
 		MaxEventBytes: cfg.Trace.MaxEventBytes,
 		Token:         cfg.Gateway.Token,
 		Health:        natsHealth(nc),
-		Logger:        log,
+		Streams: func(ctx context.Context) (any, error) {
+			return jetstream.Usage(ctx, js, cfg.NATS.LimitAlarm)
+		},
+		Logger: log,
 	}, pub, loggedDeadLetters{jetstream.NewDeadLetters(js, subjects), log})
 	ln, err := net.Listen("tcp", cfg.Gateway.Listen)
 	if err != nil {
@@ -99,6 +106,13 @@ func runGateway(ctx context.Context, cfg config.Config, nc *nats.Conn, js natsjs
 	fmt.Fprintf(announce, "gateway   http://%s/v1/events (POST), publishing to %s%s\n", ln.Addr(), natsURL(cfg.NATS), auth)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		_ = jetstream.WatchLimits(watchCtx, js, cfg.NATS.LimitAlarm, limitCheckEvery, log)
+	}()
+	defer func() { stopWatch(); <-watched }()
 	select {
 	case <-ctx.Done():
 	case err := <-served:
@@ -149,6 +163,9 @@ func streamConfig(c config.NATSConfig) jetstream.StreamConfig {
 		VerdictDuplicates: c.VerdictWindow(),
 		MaxAge:            c.MaxAge,
 		Replicas:          c.Replicas,
+		Events:            jetstream.Limits{MaxBytes: c.Events.MaxBytes, MaxMsgs: c.Events.MaxMsgs},
+		Verdicts:          jetstream.Limits{MaxBytes: c.Verdicts.MaxBytes, MaxMsgs: c.Verdicts.MaxMsgs},
+		DeadLetters:       jetstream.Limits{MaxBytes: c.DeadLetters.MaxBytes, MaxAge: c.DeadLetters.MaxAge},
 	}
 }
 

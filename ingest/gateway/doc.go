@@ -7,13 +7,15 @@
 //
 //	POST /v1/events   one event, a JSON array of events, or JSON lines
 //	GET  /healthz     {"status": "ok"}, or 503 when the NATS side is down
+//	GET  /v1/streams  {"streams": [...]}: how full each stream is against its
+//	                  bounds (jetstream.StreamUsage), with the alarm flag
 //
 // The body's Content-Type says its form: application/json (or none) for one
 // object or an array of them (a body of several objects, one per line, is
 // taken as JSON lines too); application/x-ndjson, application/jsonl,
 // application/x-jsonlines or text/plain for JSON lines. Anything else is
 // 415. With a token configured, POST needs "Authorization: Bearer <token>"
-// (401 otherwise); /healthz needs nothing.
+// (401 otherwise), and so does /v1/streams; /healthz needs nothing.
 //
 // Each event is decoded and validated like a line of an event file
 // (schema.DecodeEvent), except for ordering, which the monitor workers
@@ -41,8 +43,9 @@
 //	413  the body exceeds the size limit; its first bytes are dead-lettered
 //	     as too-large, with the size noted
 //	401  token missing or wrong;  415  unsupported Content-Type
-//	503  the events or dead letters could not be stored; accepted counts
-//	     those that were. Sending the same body again is safe: events carry
+//	503  the events or dead letters could not be stored (NATS down, or the
+//	     EVENTS stream at its bound: "the stream is full", and nothing stored
+//	     was evicted to make room); accepted counts those that were. Sending the same body again is safe: events carry
 //	     their Nats-Msg-Id, so the stored ones are not stored twice (dead
 //	     letters may be).
 //

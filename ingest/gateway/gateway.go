@@ -41,6 +41,9 @@ type Options struct {
 	DeadLetterBytes int
 	// Health, when set, is asked by /healthz; an error makes it 503.
 	Health func() error
+	// Streams, when set, answers GET /v1/streams: how full the streams
+	// are (jetstream.Usage); an error makes it 503.
+	Streams func(ctx context.Context) (any, error)
 	// Logger receives failures to store; nil discards them.
 	Logger *slog.Logger
 }
@@ -95,7 +98,27 @@ func New(opts Options, pub Sink, dlq DeadLetterSink) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/events", g.events)
 	mux.HandleFunc("GET /healthz", g.health)
+	mux.HandleFunc("GET /v1/streams", g.streams)
 	return mux
+}
+
+// streams answers GET /v1/streams.
+func (g *gateway) streams(w http.ResponseWriter, r *http.Request) {
+	if !g.authorized(r) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="ponens"`)
+		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "a bearer token is required (Authorization: Bearer <token>)"})
+		return
+	}
+	if g.opts.Streams == nil {
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": "stream usage is not available here"})
+		return
+	}
+	v, err := g.opts.Streams(r.Context())
+	if err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": err.Error()})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"streams": v})
 }
 
 type gateway struct {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -68,7 +69,29 @@ var (
 	// CloseContext's context ended: it may or may not be stored, and
 	// publishing it again (with the same message id) is safe.
 	ErrAbandoned = errors.New("not acknowledged: publishing stopped before the server answered")
+	// ErrStreamFull is the outcome of an event the EVENTS stream refused
+	// because it is at its nats.events.max_bytes or max_msgs: nothing
+	// stored was evicted for it; it can be sent again once there is room.
+	ErrStreamFull = errors.New("the stream is full")
 )
+
+// jsStoreFailed is the JetStream error code of a message the stream did
+// not store; at a limit with the discard-new policy its description says
+// which limit.
+const jsStoreFailed = 10077
+
+// streamFull returns err wrapped as ErrStreamFull when it is a stream
+// refusing a message at its limit, and nil otherwise.
+func streamFull(err error) error {
+	var api *natsjs.APIError
+	if !errors.As(err, &api) || api.ErrorCode != jsStoreFailed {
+		return nil
+	}
+	if d := api.Description; strings.Contains(d, "maximum messages") || strings.Contains(d, "maximum bytes") {
+		return fmt.Errorf("%w (%s)", ErrStreamFull, d)
+	}
+	return nil
+}
 
 // PublishError is the failure to store one event: refused before it was
 // sent (Attempts 0: invalid, too large, the context ended) or not
@@ -387,6 +410,9 @@ func (p *Publisher) acknowledge() {
 			it.deadline = time.Now().Add(min(p.opts.RetryWait<<(it.attempts-1), maxRetryWait))
 			list = append(list, it)
 		default:
+			if full := streamFull(err); full != nil {
+				err = full
+			}
 			p.resolve(it, nil, &PublishError{RunID: it.runID, Seq: it.seq, Attempts: it.attempts, Err: err})
 		}
 	}
@@ -446,6 +472,9 @@ func (p *Publisher) waitFor(it *pending) (*natsjs.PubAck, error) {
 // JetStream temporarily unavailable. Messages the server refuses and a
 // closed connection are not.
 func Retryable(err error) bool {
+	if streamFull(err) != nil {
+		return false // room comes only from an operator or from max_age
+	}
 	for _, transient := range []error{
 		natsjs.ErrAsyncPublishTimeout, natsjs.ErrNoStreamResponse, natsjs.ErrTooManyStalledMsgs,
 		nats.ErrTimeout, nats.ErrNoResponders, nats.ErrDisconnected, nats.ErrReconnectBufExceeded,
