@@ -37,6 +37,9 @@ var (
 	ErrSeqRepeat = errors.New("seq repeated")
 	// ErrAfterEnd: an event of a run that a terminal event already closed.
 	ErrAfterEnd = errors.New("event after end of run")
+	// ErrConflictingDuplicate: an event with the run and seq of one already
+	// stored, but other content.
+	ErrConflictingDuplicate = errors.New("conflicting duplicate")
 	// ErrMixedRuns: events of more than one run where one run is expected.
 	ErrMixedRuns = errors.New("more than one run")
 	// ErrTooManyErrors: the input has more problems than are reported.

@@ -154,6 +154,12 @@ const (
 	HeaderSource = "Ponens-Source" // where it came from: gateway, worker, publish
 )
 
+// HeaderHash is set on each event published by the Go client: the hex
+// SHA-256 of the message body. When JetStream reports a publish as a
+// duplicate (the message id seen before), the client compares it with the
+// stored message's to tell a retry from a conflicting event.
+const HeaderHash = "Ponens-Hash"
+
 // HeaderTruncated is set on a dead letter whose body is only the first bytes
 // of what was refused (too large to keep whole); its value is the size of the
 // original input in bytes.
@@ -169,6 +175,9 @@ const (
 	ReasonSeqGap      = "seq-gap"      // a run's seq skipped a number
 	ReasonSeqRepeat   = "seq-repeat"   // a run's seq did not increase
 	ReasonAfterEnd    = "after-end"    // an event after the run's terminal event
+	// ReasonConflictingDuplicate: the run and seq of a stored event, with
+	// other content.
+	ReasonConflictingDuplicate = "conflicting-duplicate"
 )
 
 // Dead-letter sources: the values of HeaderSource.
@@ -194,6 +203,7 @@ func DeadLetterReason(err error) string {
 		{ErrSeqGap, ReasonSeqGap},
 		{ErrSeqRepeat, ReasonSeqRepeat},
 		{ErrAfterEnd, ReasonAfterEnd},
+		{ErrConflictingDuplicate, ReasonConflictingDuplicate},
 	} {
 		if errors.Is(err, r.sentinel) {
 			return r.reason

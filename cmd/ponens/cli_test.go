@@ -149,6 +149,9 @@ func TestCLIExitCodes(t *testing.T) {
 		}
 		return p
 	}
+	conflicting := write("conflicting.jsonl", `{"v":1,"runId":"ended-1","seq":1,"ts":"2026-01-01T00:00:00Z","type":"run.start","start":{}}
+{"v":1,"runId":"ended-1","seq":2,"ts":"2026-01-01T00:00:09Z","type":"run.finish","end":{}}
+`)
 	ended := write("ended.jsonl", `{"v":1,"runId":"ended-1","seq":1,"ts":"2026-01-01T00:00:00Z","type":"run.start","start":{}}
 {"v":1,"runId":"ended-1","seq":2,"ts":"2026-01-01T00:00:01Z","type":"run.finish","end":{}}
 `)
@@ -198,6 +201,8 @@ func TestCLIExitCodes(t *testing.T) {
 		{name: "decide --run --new-run", args: []string{"decide", "--run", "nobody", "--new-run", "--url", url, "--json", ex("decide/intent.json")}, code: 1, want: `"decision":"deny"`},
 
 		{name: "publish", args: []string{"publish", "--url", url, ended}, want: "published 2 events of 1 runs from 1 files"},
+		{name: "publish a conflicting duplicate", args: []string{"publish", "--url", url, conflicting}, code: 2,
+			want: "ponens publish: 1 events have the run and seq of stored events with other content; sent to the dead letters as conflicting-duplicate"},
 		{name: "decide --run ended run", args: []string{"decide", "--run", "ended-1", "--url", url, ex("decide/commit.json")}, code: 2,
 			want: `ponens decide: run "ended-1": the run has ended (run.finish at seq 2): no step can follow`, retry: true},
 		{name: "publish a directory", args: []string{"publish", "--url", url, ex("traces")}, want: "from 3 files"},

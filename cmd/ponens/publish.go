@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ponens/ponens/ingest/jetstream"
+	"github.com/ponens/ponens/schema"
 )
 
 func init() { subcommands = append(subcommands, newPublishCommand) }
@@ -39,7 +40,9 @@ stops it at once. Either way, and whenever some event was not
 acknowledged, each run with events not acknowledged gets one line on
 stderr naming the seqs that were and were not: those may or may not be
 stored, and publishing the same files again is safe (within
-nats.duplicate_window nothing is stored twice).`,
+nats.duplicate_window nothing is stored twice). An event whose run and seq
+are stored with other content is a conflicting duplicate: it is named,
+sent to the dead letters as conflicting-duplicate, and the exit is 2.`,
 		Example: `  ponens publish examples/traces
   ponens publish --url nats://127.0.0.1:4222 examples/traces/fleet.jsonl`,
 		Args: func(_ *cobra.Command, args []string) error {
@@ -104,6 +107,17 @@ nats.duplicate_window nothing is stored twice).`,
 			closeErr := pub.CloseContext(ctx)
 			bar.clear()
 			st := pub.Stats()
+			if n := receipts.Conflicts(); n > 0 {
+				for _, rr := range receipts.Incomplete() {
+					fmt.Fprintf(cmd.ErrOrStderr(), "ponens publish: %s\n", rr)
+				}
+				dlCtx, dlCancel := context.WithTimeout(cmd.Context(), 10*time.Second)
+				defer dlCancel()
+				if err := receipts.DeadLetterConflicts(dlCtx, jetstream.NewDeadLetters(js, streamConfig(cfg.NATS).Subjects()), schema.SourcePublish); err != nil {
+					return exitWith(exitUnavailable, "ponens publish: dead-lettering %d conflicting events: %v", n, err)
+				}
+				return exitWith(exitBadInput, "ponens publish: %d events have the run and seq of stored events with other content; sent to the dead letters as %s", n, schema.ReasonConflictingDuplicate)
+			}
 			if incomplete := receipts.Incomplete(); len(incomplete) > 0 || sendErr != nil || closeErr != nil {
 				return publishFailed(ctx, cmd.ErrOrStderr(), timeout, incomplete, firstErr(sendErr, closeErr), st, total)
 			}

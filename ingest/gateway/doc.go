@@ -21,7 +21,9 @@
 // (schema.DecodeEvent), except for ordering, which the monitor workers
 // check across requests. Every valid event is published and every invalid
 // one goes to the dead-letter stream with its reason (malformed, invalid,
-// unknown-type, too-large), the error and its original bytes. The response
+// unknown-type, too-large, and conflicting-duplicate for an event whose
+// run and seq are stored with other content), the error and its original
+// bytes. The response
 // counts them and lists each problem:
 //
 //	{"accepted": 2, "rejected": 1, "errors": [{"line": 3, "column": 41,

@@ -69,3 +69,28 @@ func TestStreamFull(t *testing.T) {
 		t.Errorf("/v1/streams: %s", data)
 	}
 }
+
+// TestConflictingDuplicate: an event with the run and seq of a stored one
+// but other content is not "accepted": it is rejected as
+// conflicting-duplicate on its line and dead-lettered, while the same
+// event sent again is accepted (stored once).
+func TestConflictingDuplicate(t *testing.T) {
+	f := setup(t, gateway.Options{})
+	other := ev("run-a", 2, "action", `,"action":{"id":1,"type":"GitCommit"}`)
+	if status, res, _ := f.post(t, "application/x-ndjson", strings.NewReader(start+"\n"+action)); status != http.StatusOK || res.Accepted != 2 {
+		t.Fatalf("first: %d %+v", status, res)
+	}
+	status, res, _ := f.post(t, "application/x-ndjson", strings.NewReader(start+"\n"+other))
+	if status != http.StatusMultiStatus || res.Accepted != 1 || res.Rejected != 1 || len(res.Errors) != 1 ||
+		res.Errors[0].Reason != schema.ReasonConflictingDuplicate || res.Errors[0].Line != 2 || res.Errors[0].Index != 1 {
+		t.Fatalf("conflict: %d %s", status, js(res))
+	}
+	if got := f.events(t); len(got) != 2 {
+		t.Errorf("stored %v, want the two first events only", got)
+	}
+	dl := f.deadLetters(t)
+	if len(dl) != 1 || dl[0].Reason != schema.ReasonConflictingDuplicate || dl[0].Body != other ||
+		!strings.Contains(dl[0].Error, "conflicting duplicate: expected the content stored for this run and seq") {
+		t.Errorf("dead letters %s", js(dl))
+	}
+}

@@ -2,6 +2,8 @@ package jetstream
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -121,6 +123,12 @@ type Stats struct {
 	Duplicates int64 // acknowledged as already stored (a duplicate message id)
 	Retries    int64 // attempts after the first
 	Failed     int64 // given up on after every attempt
+	// Conflicts are duplicates whose stored message has other content
+	// (schema.ErrConflictingDuplicate): refused, not stored.
+	Conflicts int64
+	// Unchecked are duplicates whose stored message could not be read
+	// back to compare (counted in Duplicates too).
+	Unchecked int64
 }
 
 // Publisher publishes events to the EVENTS stream asynchronously, with at
@@ -142,6 +150,7 @@ type Publisher struct {
 	acked     chan struct{} // closed when the acknowledging goroutine ends
 	closeOnce sync.Once
 	abortOnce sync.Once
+	checks    sync.WaitGroup // comparisons of duplicates in progress
 
 	// Lock order: closeMu, then mu.
 	closeMu sync.RWMutex // read-held by each Publish call, write-held by Close
@@ -153,6 +162,7 @@ type Publisher struct {
 	waiters  []*flushWaiter
 	failure  error // the first failure of Publish not yet reported
 	stats    Stats
+	events   natsjs.Stream // EVENTS, to read duplicates back; nil until needed
 }
 
 // pending is an event sent and waiting for its acknowledgement.
@@ -269,6 +279,8 @@ func (p *Publisher) publish(ctx context.Context, ev *schema.Event, report func(e
 	// the client may still be encoding an earlier attempt.
 	msg.Header.Set(natsjs.MsgIDHeader, schema.EventMsgID(ev.RunID, ev.Seq))
 	msg.Header.Set(natsjs.ExpectedStreamHeader, schema.StreamEvents)
+	sum := sha256.Sum256(data)
+	msg.Header.Set(schema.HeaderHash, hex.EncodeToString(sum[:]))
 	if err := p.checkSize(msg); err != nil {
 		return fail(err)
 	}
@@ -354,6 +366,7 @@ func headerSize(h nats.Header) int64 {
 // Timeout, not one each.
 func (p *Publisher) acknowledge() {
 	defer close(p.acked)
+	defer p.checks.Wait()
 	var list []*pending
 	open := true
 	take := func(it *pending, ok bool) {
@@ -400,6 +413,12 @@ func (p *Publisher) acknowledge() {
 			ack, err = p.waitFor(it)
 		}
 		switch {
+		case err == nil && ack.Duplicate:
+			p.checks.Add(1)
+			go func() {
+				defer p.checks.Done()
+				p.resolve(it, ack, p.compare(it, ack))
+			}()
 		case err == nil:
 			p.resolve(it, ack, nil)
 		case it.attempts <= p.opts.Retries && Retryable(err):
@@ -416,6 +435,48 @@ func (p *Publisher) acknowledge() {
 			p.resolve(it, nil, &PublishError{RunID: it.runID, Seq: it.seq, Attempts: it.attempts, Err: err})
 		}
 	}
+}
+
+// compare reads back the message a duplicate acknowledgement points at and
+// returns a *PublishError wrapping schema.ErrConflictingDuplicate when its
+// content differs from it's. A stored message without a hash (published
+// otherwise) or one that cannot be read is counted as Unchecked and taken
+// as the same.
+func (p *Publisher) compare(it *pending, ack *natsjs.PubAck) error {
+	ctx, cancel := context.WithTimeout(context.Background(), p.opts.Timeout)
+	defer cancel()
+	stored, err := p.storedMsg(ctx, ack.Sequence)
+	want := it.msg.Header.Get(schema.HeaderHash)
+	if err != nil || stored.Header.Get(schema.HeaderHash) == "" {
+		p.mu.Lock()
+		p.stats.Unchecked++
+		p.mu.Unlock()
+		return nil
+	}
+	if got := stored.Header.Get(schema.HeaderHash); got != want {
+		return &PublishError{RunID: it.runID, Seq: it.seq, Attempts: it.attempts, Err: &schema.FieldError{
+			Err:      schema.ErrConflictingDuplicate,
+			Expected: fmt.Sprintf("the content stored for this run and seq (EVENTS sequence %d, sha256 %s)", ack.Sequence, got),
+			Got:      "other content (sha256 " + want + ")"}}
+	}
+	return nil
+}
+
+// storedMsg reads message seq of EVENTS.
+func (p *Publisher) storedMsg(ctx context.Context, seq uint64) (*natsjs.RawStreamMsg, error) {
+	p.mu.Lock()
+	st := p.events
+	p.mu.Unlock()
+	if st == nil {
+		var err error
+		if st, err = p.js.Stream(ctx, schema.StreamEvents); err != nil {
+			return nil, err
+		}
+		p.mu.Lock()
+		p.events = st
+		p.mu.Unlock()
+	}
+	return st.GetMsg(ctx, seq)
 }
 
 // sleepUntil pauses until t; false when CloseContext gave up first.
@@ -496,6 +557,11 @@ func Retryable(err error) bool {
 func (p *Publisher) resolve(it *pending, ack *natsjs.PubAck, err error) {
 	p.mu.Lock()
 	switch {
+	case errors.Is(err, schema.ErrConflictingDuplicate):
+		p.stats.Conflicts++
+		if it.report == nil && p.failure == nil {
+			p.failure = err
+		}
 	case err != nil:
 		p.stats.Failed++
 		if it.report == nil && p.failure == nil {

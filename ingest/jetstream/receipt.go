@@ -1,6 +1,9 @@
 package jetstream
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -14,23 +17,32 @@ import (
 // which not, so that a publish cut short can say exactly what to send
 // again. It is safe for concurrent use.
 type Receipts struct {
-	mu    sync.Mutex
-	runs  map[string]*receipt
-	order []string // runIds in the order first expected
+	mu        sync.Mutex
+	runs      map[string]*receipt
+	order     []string // runIds in the order first expected
+	conflicts []conflict
+}
+
+// conflict is an event refused as a conflicting duplicate, and why.
+type conflict struct {
+	ev  *schema.Event
+	err error
 }
 
 // receipt is one run's outcome so far.
 type receipt struct {
-	acked, open map[uint64]bool
+	acked, open, conflicting map[uint64]bool
 }
 
 // RunReceipt is the outcome of one run: the seqs acknowledged (stored, or
-// stored before) and the seqs not acknowledged (refused, abandoned, never
-// sent), each sorted.
+// stored before), the seqs not acknowledged (refused, abandoned, never
+// sent) and the seqs that conflict with other content stored under the
+// same run and seq, each sorted.
 type RunReceipt struct {
-	RunID   string
-	Acked   []uint64
-	Unacked []uint64
+	RunID       string
+	Acked       []uint64
+	Unacked     []uint64
+	Conflicting []uint64
 }
 
 // NewReceipts returns empty Receipts.
@@ -43,7 +55,7 @@ func (r *Receipts) Expect(ev *schema.Event) {
 	defer r.mu.Unlock()
 	rc := r.runs[ev.RunID]
 	if rc == nil {
-		rc = &receipt{acked: map[uint64]bool{}, open: map[uint64]bool{}}
+		rc = &receipt{acked: map[uint64]bool{}, open: map[uint64]bool{}, conflicting: map[uint64]bool{}}
 		r.runs[ev.RunID] = rc
 		r.order = append(r.order, ev.RunID)
 	}
@@ -54,30 +66,38 @@ func (r *Receipts) Expect(ev *schema.Event) {
 func (r *Receipts) Done(ev *schema.Event) func(error) {
 	run, seq := ev.RunID, ev.Seq
 	return func(err error) {
-		if err != nil {
+		conflicting := errors.Is(err, schema.ErrConflictingDuplicate)
+		if err != nil && !conflicting {
 			return // stays unacknowledged
 		}
 		r.mu.Lock()
 		defer r.mu.Unlock()
-		if rc := r.runs[run]; rc != nil {
-			delete(rc.open, seq)
-			rc.acked[seq] = true
+		rc := r.runs[run]
+		if rc == nil {
+			return
 		}
+		delete(rc.open, seq)
+		if conflicting {
+			rc.conflicting[seq] = true
+			r.conflicts = append(r.conflicts, conflict{ev, err})
+			return
+		}
+		rc.acked[seq] = true
 	}
 }
 
-// Incomplete returns the runs with at least one event not acknowledged, in
-// the order they were first expected.
+// Incomplete returns the runs with at least one event not acknowledged or
+// conflicting, in the order they were first expected.
 func (r *Receipts) Incomplete() []RunReceipt {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out []RunReceipt
 	for _, id := range r.order {
 		rc := r.runs[id]
-		if len(rc.open) == 0 {
+		if len(rc.open) == 0 && len(rc.conflicting) == 0 {
 			continue
 		}
-		out = append(out, RunReceipt{RunID: id, Acked: sortedKeys(rc.acked), Unacked: sortedKeys(rc.open)})
+		out = append(out, RunReceipt{RunID: id, Acked: sortedKeys(rc.acked), Unacked: sortedKeys(rc.open), Conflicting: sortedKeys(rc.conflicting)})
 	}
 	return out
 }
@@ -98,7 +118,39 @@ func (rr RunReceipt) String() string {
 	if len(rr.Acked) > 0 {
 		acked = "seq " + Ranges(rr.Acked)
 	}
-	return fmt.Sprintf("run %s: acknowledged %s; not acknowledged seq %s", strconv.Quote(rr.RunID), acked, Ranges(rr.Unacked))
+	s := fmt.Sprintf("run %s: acknowledged %s", strconv.Quote(rr.RunID), acked)
+	if len(rr.Unacked) > 0 {
+		s += "; not acknowledged seq " + Ranges(rr.Unacked)
+	}
+	if len(rr.Conflicting) > 0 {
+		s += "; conflicting seq " + Ranges(rr.Conflicting) + " (other content is stored under the same seq)"
+	}
+	return s
+}
+
+// Conflicts is how many events were refused as conflicting duplicates.
+func (r *Receipts) Conflicts() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.conflicts)
+}
+
+// DeadLetterConflicts sends each event refused as a conflicting duplicate
+// to dl (reason conflicting-duplicate) from source.
+func (r *Receipts) DeadLetterConflicts(ctx context.Context, dl *DeadLetters, source string) error {
+	r.mu.Lock()
+	cs := slices.Clone(r.conflicts)
+	r.mu.Unlock()
+	for _, c := range cs {
+		data, err := json.Marshal(c.ev)
+		if err != nil {
+			return err
+		}
+		if err := dl.Send(ctx, schema.ReasonConflictingDuplicate, source, c.err, data); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Ranges writes sorted seqs as comma-separated ranges: 1-3,5,7-9.
