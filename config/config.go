@@ -227,6 +227,17 @@ type GatewayConfig struct {
 	// Token, when set, is the bearer token POSTs must carry. Prefer
 	// PONENS_GATEWAY_TOKEN to a file or a flag. It is never printed.
 	Token string `mapstructure:"token" yaml:"token"`
+	// ReadTimeout bounds reading one request, body included.
+	ReadTimeout time.Duration `mapstructure:"read_timeout" yaml:"read_timeout"`
+	// WriteTimeout bounds handling one request after its headers.
+	WriteTimeout time.Duration `mapstructure:"write_timeout" yaml:"write_timeout"`
+	// IdleTimeout closes a kept-alive connection without requests.
+	IdleTimeout time.Duration `mapstructure:"idle_timeout" yaml:"idle_timeout"`
+	// MaxConcurrent is the most requests handled at once (more get 503).
+	MaxConcurrent int `mapstructure:"max_concurrent" yaml:"max_concurrent"`
+	// MaxInFlightBytes is the most request body bytes held at once (more
+	// get 503); at least MaxBodyBytes.
+	MaxInFlightBytes int64 `mapstructure:"max_inflight_bytes" yaml:"max_inflight_bytes"`
 }
 
 // Default returns the configuration with every default set.
@@ -249,8 +260,13 @@ func Default() Config {
 			LimitAlarm:      0.8,
 		},
 		Gateway: GatewayConfig{
-			Listen:       "127.0.0.1:8080",
-			MaxBodyBytes: 8 << 20,
+			Listen:           "127.0.0.1:8080",
+			MaxBodyBytes:     8 << 20,
+			ReadTimeout:      30 * time.Second,
+			WriteTimeout:     time.Minute,
+			IdleTimeout:      2 * time.Minute,
+			MaxConcurrent:    64,
+			MaxInFlightBytes: 64 << 20,
 		},
 		Worker: WorkerConfig{
 			LeaseTTL:        3 * time.Second,
@@ -428,6 +444,20 @@ func (g GatewayConfig) validate() []string {
 	}
 	if g.MaxBodyBytes < 1024 {
 		errs = append(errs, fmt.Sprintf("gateway.max_body_bytes: must be at least 1024, got %d", g.MaxBodyBytes))
+	}
+	for _, d := range []struct {
+		key string
+		v   time.Duration
+	}{{"gateway.read_timeout", g.ReadTimeout}, {"gateway.write_timeout", g.WriteTimeout}, {"gateway.idle_timeout", g.IdleTimeout}} {
+		if d.v <= 0 {
+			errs = append(errs, fmt.Sprintf("%s: must be positive, got %s", d.key, d.v))
+		}
+	}
+	if g.MaxConcurrent < 1 {
+		errs = append(errs, fmt.Sprintf("gateway.max_concurrent: must be at least 1, got %d", g.MaxConcurrent))
+	}
+	if g.MaxInFlightBytes < g.MaxBodyBytes {
+		errs = append(errs, fmt.Sprintf("gateway.max_inflight_bytes: must be at least gateway.max_body_bytes (%d), or no request of that size is ever admitted, got %d", g.MaxBodyBytes, g.MaxInFlightBytes))
 	}
 	return errs
 }

@@ -103,6 +103,8 @@ func TestValidate(t *testing.T) {
 		{"events bound", func(c *Config) { c.NATS.Events.MaxMsgs = -1 }, "nats.events.max_msgs: must not be negative (0: no bound), got -1"},
 		{"dead letter age", func(c *Config) { c.NATS.DeadLetters.MaxAge = -time.Second }, "nats.deadletters.max_age: must not be negative"},
 		{"limit alarm", func(c *Config) { c.NATS.LimitAlarm = 1.5 }, "nats.limit_alarm: must be a fraction above 0 and at most 1, got 1.5"},
+		{"gateway budget", func(c *Config) { c.Gateway.MaxInFlightBytes = 1 << 20 }, "gateway.max_inflight_bytes: must be at least gateway.max_body_bytes (8388608)"},
+		{"gateway read timeout", func(c *Config) { c.Gateway.ReadTimeout = 0 }, "gateway.read_timeout: must be positive, got 0s"},
 		{"tiny memory limit", func(c *Config) { c.Runtime.MemoryLimit = "900" }, "runtime.memory_limit: must be at least 64MiB"},
 		{"max age", func(c *Config) { c.NATS.MaxAge = -time.Second }, "nats.max_age: must not be negative"},
 		{"replicas", func(c *Config) { c.NATS.Replicas = 7 }, "nats.replicas: must be from 1 to 5, got 7"},

@@ -98,7 +98,11 @@ func runGateway(ctx context.Context, cfg config.Config, nc *nats.Conn, js natsjs
 	if err != nil {
 		return exitWith(exitBadInput, "gateway.listen: %v", err)
 	}
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	srv := gateway.NewServer(gateway.ServerOptions{
+		ReadTimeout: cfg.Gateway.ReadTimeout, WriteTimeout: cfg.Gateway.WriteTimeout, IdleTimeout: cfg.Gateway.IdleTimeout,
+		MaxConcurrent: cfg.Gateway.MaxConcurrent, MaxInFlightBytes: cfg.Gateway.MaxInFlightBytes,
+		MaxBodyBytes: cfg.Gateway.MaxBodyBytes, Logger: log,
+	}, handler)
 	auth := ""
 	if cfg.Gateway.Token != "" {
 		auth = ", bearer token required"

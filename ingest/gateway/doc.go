@@ -45,7 +45,9 @@
 //	413  the body exceeds the size limit; its first bytes are dead-lettered
 //	     as too-large, with the size noted
 //	401  token missing or wrong;  415  unsupported Content-Type
-//	503  the events or dead letters could not be stored (NATS down, or the
+//	503  busy (with Retry-After): NewServer's concurrent request limit or
+//	     in-flight body budget is taken; or
+//	     the events or dead letters could not be stored (NATS down, or the
 //	     EVENTS stream at its bound: "the stream is full", and nothing stored
 //	     was evicted to make room); accepted counts those that were. Sending the same body again is safe: events carry
 //	     their Nats-Msg-Id, so the stored ones are not stored twice (dead
