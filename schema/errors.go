@@ -37,6 +37,8 @@ var (
 	ErrSeqRepeat = errors.New("seq repeated")
 	// ErrAfterEnd: an event of a run that a terminal event already closed.
 	ErrAfterEnd = errors.New("event after end of run")
+	// ErrDuplicateKey: an object has the same key twice.
+	ErrDuplicateKey = errors.New("duplicate key")
 	// ErrConflictingDuplicate: an event with the run and seq of one already
 	// stored, but other content.
 	ErrConflictingDuplicate = errors.New("conflicting duplicate")
