@@ -20,23 +20,27 @@ func init() { subcommands = append(subcommands, newCheckCommand) }
 
 func newCheckCommand() *cobra.Command {
 	var rf ruleFlags
-	var outDir string
+	var outDir, verdictsDir string
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "check [--rules PATH]... [--formula FORMULA [--id ID]]... [--out DIR] [--enforce] [--json] TRACE...",
+		Use:   "check [--rules PATH]... [--formula FORMULA [--id ID]]... [--out DIR] [--verdicts-dir DIR] [--enforce] [--json] TRACE...",
 		Short: "Monitor trace files and write their verdict streams and summary.json",
 		Long: `Run every run of the trace files through the streaming monitor, as if its
 events arrived live, and write the verdict artifacts: each run's verdict
 stream beside its trace file (<trace>.verdicts.jsonl, or
 <trace>.<runId>.verdicts.jsonl for a file of several runs) and summary.json,
-the rule × trace matrix of terminal statuses, into --out. A run without a
-closing event ends as the stream ended: open obligations are unresolved.
+the rule × trace matrix of terminal statuses, into --out. --verdicts-dir
+puts the verdict streams under DIR instead, at each trace id's path. The
+files get mode 0666 less the umask: verdict streams quote event payloads,
+so a umask such as 077 keeps them private. A run without a closing event
+ends as the stream ended: open obligations are unresolved.
 
 Prints a short summary (the summary JSON with --json). Exit 0 if no rule is
 violated on any trace, 1 if some rule is, 2 on bad input: a rule that does
 not parse or cannot be monitored, or a trace that cannot be read.`,
 		Example: `  ponens check --rules examples/rules examples/traces
   ponens check --rules examples/rules --out /tmp --json examples/traces/verify_proved.json
+  ponens check --rules examples/rules --out /tmp/ponens-check --verdicts-dir /tmp/ponens-check/verdicts examples/traces
   ponens check --formula 'G(GitCommit → P(RunTests))' --id tests examples/traces/fleet.jsonl`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
@@ -73,7 +77,7 @@ not parse or cannot be monitored, or a trace that cannot be read.`,
 			if err := everyFileHasRuns(args, runs); err != nil {
 				return err
 			}
-			res, err := runCheck(eng, runs, outDir, newProgress(cmd.ErrOrStderr(), len(runs), progressMin, "checking", "traces"))
+			res, err := runCheck(eng, runs, outDir, verdictsDir, newProgress(cmd.ErrOrStderr(), len(runs), progressMin, "checking", "traces"))
 			if err != nil {
 				return err
 			}
@@ -93,6 +97,7 @@ not parse or cannot be monitored, or a trace that cannot be read.`,
 	}
 	rf.register(cmd)
 	cmd.Flags().StringVar(&outDir, "out", ".", "the directory summary.json is written to")
+	cmd.Flags().StringVar(&verdictsDir, "verdicts-dir", "", "write the verdict streams under this directory instead of beside the traces")
 	cmd.Flags().Bool("enforce", false, "enforce rule modes (rules.enforce); without it every rule only observes")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the summary JSON instead of the short summary")
 	return cmd
@@ -160,9 +165,9 @@ type checkResult struct {
 }
 
 // runCheck monitors every run with its own Run of eng, then writes each
-// verdict stream beside its trace and summary.json into outDir. Bad input
-// is found before anything is written.
-func runCheck(eng *monitor.Engine, runs []namedRun, outDir string, prog *progress) (*checkResult, error) {
+// verdict stream beside its trace (or under verdictsDir) and summary.json
+// into outDir. Bad input is found before anything is written.
+func runCheck(eng *monitor.Engine, runs []namedRun, outDir, verdictsDir string, prog *progress) (*checkResult, error) {
 	perFile := make(map[string]int)
 	for _, nr := range runs {
 		perFile[nr.File]++
@@ -171,7 +176,7 @@ func runCheck(eng *monitor.Engine, runs []namedRun, outDir string, prog *progres
 	for i, nr := range runs {
 		srcs[i] = file.Source{File: nr.File, RunID: nr.Run.ID, Multi: perFile[nr.File] > 1}
 	}
-	places, err := file.Layout(srcs)
+	places, err := file.Layout(srcs, verdictsDir)
 	if err != nil {
 		return nil, exitWith(exitBadInput, "ponens check: %v", err)
 	}
