@@ -209,6 +209,10 @@ func TestCLIExitCodes(t *testing.T) {
 		{name: "publish nothing", args: []string{"publish"}, code: 2, want: "ponens publish: give at least one trace file"},
 		{name: "publish no timeout", args: []string{"publish", "--url", url, "--timeout", "0s", ended}, code: 2, want: "ponens publish: --timeout must be positive, got 0s"},
 		{name: "publish service down", args: []string{"publish", "--url", down, ended}, code: 3, want: "ponens publish: connect to " + down},
+		{name: "deadletters service down", args: []string{"deadletters", "--url", down}, code: 3, want: "ponens deadletters: connect to " + down},
+		{name: "deadletters bad since", args: []string{"deadletters", "--url", url, "--since", "-1h"}, code: 2, want: "ponens deadletters: --since must not be negative, got -1h0m0s"},
+		{name: "deadletters bad reason", args: []string{"deadletters", "tail", "--url", url, "--reason", "Seq Gap"}, code: 2, want: `ponens deadletters tail: --reason "Seq Gap" is not a reason`},
+		{name: "deadletters", args: []string{"deadletters", "--url", url, "--reason", "conflicting-duplicate"}, want: "conflicting-duplicate  publish"},
 
 		{name: "manifest", args: []string{"manifest", "--url", url}, want: "tests_before_commit"},
 		{name: "manifest service down", args: []string{"manifest", "--url", down}, code: 3, want: "ponens manifest: connect to " + down},
@@ -402,7 +406,7 @@ func runOfflineExamples(t *testing.T, examples []string) {
 		t.Fatal(err)
 	}
 	path := filepath.Dir(ponensBinary(t)) + string(os.PathListSeparator) + os.Getenv("PATH")
-	online := regexp.MustCompile(`--url|--run|^ponens (serve|worker|demo|manifest|publish|ingest|bench)\b|shared-policies|PONENS_`)
+	online := regexp.MustCompile(`--url|--run|^ponens (serve|worker|demo|manifest|publish|ingest|bench|deadletters)\b|shared-policies|PONENS_`)
 	ran := 0
 	for _, ex := range slices.Compact(slices.Sorted(slices.Values(examples))) {
 		if online.MatchString(ex) {

@@ -25,6 +25,10 @@ const defaultMaxDeadLetter = 1 << 20
 // reasonToken is what a reason must look like: one subject token.
 var reasonToken = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
 
+// ValidReason reports whether r can be a dead-letter reason: one
+// lowercase subject token, such as schema.ReasonSeqGap.
+func ValidReason(r string) bool { return reasonToken.MatchString(r) }
+
 // DeadLetters sends refused inputs to the DEADLETTER stream, on
 // schema.Subjects.DeadLetter(reason), with the reason, the source and the
 // error in headers and the refused bytes as the body. It is safe for
