@@ -134,6 +134,12 @@ func (w WorkerConfig) validate() []string {
 type TraceConfig struct {
 	// MaxEventBytes is the largest event (one JSONL line) accepted.
 	MaxEventBytes int `mapstructure:"max_event_bytes" yaml:"max_event_bytes"`
+	// MaxFileBytes is the largest trace file read; larger ones are refused
+	// before they are read past it.
+	MaxFileBytes int64 `mapstructure:"max_file_bytes" yaml:"max_file_bytes"`
+	// MaxReferenceBytes is the largest reference trace (one JSON object,
+	// decoded whole, which costs many times its size in memory).
+	MaxReferenceBytes int64 `mapstructure:"max_reference_bytes" yaml:"max_reference_bytes"`
 }
 
 // RulesConfig configures rule evaluation.
@@ -146,6 +152,8 @@ type RulesConfig struct {
 	// Watch makes serve and worker reload the rules when a file under
 	// their --rules paths changes (SIGHUP always reloads).
 	Watch bool `mapstructure:"watch" yaml:"watch"`
+	// MaxFileBytes is the largest rules file or POLICY.md read.
+	MaxFileBytes int64 `mapstructure:"max_file_bytes" yaml:"max_file_bytes"`
 }
 
 // LogConfig configures logging.
@@ -243,8 +251,8 @@ type GatewayConfig struct {
 // Default returns the configuration with every default set.
 func Default() Config {
 	return Config{
-		Trace:   TraceConfig{MaxEventBytes: 1 << 20},
-		Rules:   RulesConfig{Watch: true},
+		Trace:   TraceConfig{MaxEventBytes: 1 << 20, MaxFileBytes: 1 << 30, MaxReferenceBytes: 16 << 20},
+		Rules:   RulesConfig{Watch: true, MaxFileBytes: 4 << 20},
 		Log:     LogConfig{Level: "info"},
 		Runtime: RuntimeConfig{MemoryLimit: MemoryLimitAuto},
 		NATS: NATSConfig{
@@ -327,6 +335,14 @@ func (c Config) Validate() error {
 	var errs []string
 	if c.Trace.MaxEventBytes < 1024 {
 		errs = append(errs, fmt.Sprintf("trace.max_event_bytes: must be at least 1024, got %d", c.Trace.MaxEventBytes))
+	}
+	for _, l := range []struct {
+		key string
+		v   int64
+	}{{"trace.max_file_bytes", c.Trace.MaxFileBytes}, {"trace.max_reference_bytes", c.Trace.MaxReferenceBytes}, {"rules.max_file_bytes", c.Rules.MaxFileBytes}} {
+		if l.v < 1024 {
+			errs = append(errs, fmt.Sprintf("%s: must be at least 1024, got %d", l.key, l.v))
+		}
 	}
 	switch c.Log.Level {
 	case "debug", "info", "warn", "error":

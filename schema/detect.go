@@ -18,6 +18,10 @@ func Decode(name string, data []byte, maxLine int) ([]Event, error) {
 	return DecodeJSONL(name, bytes.NewReader(data), maxLine)
 }
 
+// IsReference reports whether data holds a reference trace (one JSON
+// object with actions), not an event stream.
+func IsReference(data []byte) bool { return isReference(data) }
+
 // isReference reports whether data holds a reference trace.
 func isReference(data []byte) bool {
 	trimmed := bytes.TrimLeft(data, " \t\r\n")

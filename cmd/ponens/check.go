@@ -53,7 +53,7 @@ not parse or cannot be monitored, or a trace that cannot be read.`,
 			if err != nil {
 				return err
 			}
-			set, err := rf.load(cfg.Rules.HighStakesPaths, cfg.Rules.Enforce)
+			set, err := rf.load(cfg.Rules, cfg.Rules.Enforce)
 			if err != nil {
 				return err
 			}
@@ -70,7 +70,7 @@ not parse or cannot be monitored, or a trace that cannot be read.`,
 			if err := distinctFiles(args); err != nil {
 				return err
 			}
-			runs, err := readTraces(args, cfg.Trace.MaxEventBytes)
+			runs, err := readTraces(args, cfg.Trace)
 			if err != nil {
 				return exitWith(exitBadInput, "%v", err)
 			}

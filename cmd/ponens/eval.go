@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ponens/ponens/config"
 	"github.com/ponens/ponens/policy/eval"
 	"github.com/ponens/ponens/policy/ruleset"
 	"github.com/ponens/ponens/trace"
@@ -27,7 +28,8 @@ func (f *ruleFlags) register(cmd *cobra.Command) {
 
 // load builds the rule set from --rules and --formula, with the configured
 // high-stakes paths and enforce switch.
-func (f *ruleFlags) load(highStakes []string, enforce bool) (*ruleset.Set, error) {
+func (f *ruleFlags) load(rc config.RulesConfig, enforce bool) (*ruleset.Set, error) {
+	highStakes := rc.HighStakesPaths
 	if len(f.formulas) == 0 && len(f.rules) == 0 {
 		return nil, exitWith(exitBadInput, "ponens: give at least one --formula or --rules")
 	}
@@ -37,7 +39,7 @@ func (f *ruleFlags) load(highStakes []string, enforce bool) (*ruleset.Set, error
 	set := &ruleset.Set{}
 	var probs ruleset.Problems
 	if len(f.rules) > 0 {
-		set, probs = ruleset.Load(f.rules...)
+		set, probs = ruleset.LoadLimited(rc.MaxFileBytes, f.rules...)
 	}
 	for i, text := range f.formulas {
 		id := fmt.Sprintf("formula-%d", i+1)
@@ -77,7 +79,7 @@ input.`,
 			if err != nil {
 				return err
 			}
-			set, err := rf.load(cfg.Rules.HighStakesPaths, cfg.Rules.Enforce)
+			set, err := rf.load(cfg.Rules, cfg.Rules.Enforce)
 			if err != nil {
 				return err
 			}
@@ -85,7 +87,7 @@ input.`,
 			if err != nil {
 				return err
 			}
-			runs, err := readTraces(files, cfg.Trace.MaxEventBytes)
+			runs, err := readTraces(files, cfg.Trace)
 			if err != nil {
 				return exitWith(exitBadInput, "%v", err)
 			}

@@ -63,7 +63,7 @@ sent to the dead letters as conflicting-duplicate, and the exit is 2.`,
 			if len(files) == 0 {
 				return exitWith(exitBadInput, "ponens publish: no trace files")
 			}
-			runs, err := readTraces(files, cfg.Trace.MaxEventBytes)
+			runs, err := readTraces(files, cfg.Trace)
 			if err != nil {
 				return exitWith(exitBadInput, "%v", err)
 			}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/ponens/ponens/config"
 	"github.com/ponens/ponens/ingest/tracefile"
 	"github.com/ponens/ponens/schema"
 )
@@ -71,10 +72,10 @@ func isOutput(path string) bool {
 
 // readTraces reads every trace file; the first unreadable one is an error
 // naming the file, line and field.
-func readTraces(paths []string, maxLine int) ([]namedRun, error) {
+func readTraces(paths []string, limits config.TraceConfig) ([]namedRun, error) {
 	var out []namedRun
 	for _, p := range paths {
-		runs, err := tracefile.Read(p, maxLine)
+		runs, err := tracefile.ReadLimited(p, tracefile.Limits{MaxLine: limits.MaxEventBytes, MaxFileBytes: limits.MaxFileBytes, MaxReferenceBytes: limits.MaxReferenceBytes})
 		if err != nil {
 			return nil, err
 		}

@@ -3,7 +3,6 @@ package policymd
 import (
 	"errors"
 	"fmt"
-	"os"
 	"regexp"
 	"sort"
 	"strings"
@@ -118,7 +117,7 @@ func Validate(file string, src []byte, opts Options) Problems {
 // ValidateFile reads and validates the file at path. An unreadable file is an
 // error, not a Problem.
 func ValidateFile(path string, opts Options) (Problems, error) {
-	src, err := os.ReadFile(path)
+	src, err := opts.readFile(path)
 	if err != nil {
 		return nil, err
 	}
