@@ -29,6 +29,7 @@ const (
 	CodeInternal           Code = "internal-error"   // a bug: the parser panicked (fuzzing fails on it)
 	CodeNotFound           Code = "not-found"        // a path given does not exist, or a directory holds no POLICY.md
 	CodeUnreadable         Code = "unreadable"       // a path given cannot be read
+	CodeShadowed           Code = "shadowed-policy"  // a skill's policy has the name of a project policy
 )
 
 // Problem is one thing wrong with a POLICY.md file, at a file position.

@@ -330,6 +330,12 @@ func (s *Set) addPolicyMD(file string) Problems {
 		}
 		return Problems{unreadable(file, err)}
 	}
+	for _, q := range s.Policies {
+		if q.Name == pol.Name {
+			return Problems{{File: file, Line: 1, Col: 1, Code: string(policymd.CodeShadowed),
+				Msg: fmt.Sprintf("policy %q is also loaded from %s: two POLICY.md files with one name would both be in force under it; refused, %s stays; rename one of them", pol.Name, q.File, q.File)}}
+		}
+	}
 	var probs Problems
 	for i := range pol.Rules {
 		cr := &pol.Rules[i]
