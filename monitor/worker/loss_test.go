@@ -47,3 +47,34 @@ func TestIdleEndVerdictSurvivesDedup(t *testing.T) {
 		t.Errorf("end-of-run verdict is %s, want unresolved", got["idle-run"][1])
 	}
 }
+
+// TestConflictingDuplicateDeadLettered: an event reaching the worker again
+// (under another message id, as after the duplicate window) with the seq
+// of an applied or a waiting event but other bytes is dead-lettered as
+// conflicting-duplicate; the same bytes again are dropped silently.
+func TestConflictingDuplicateDeadLettered(t *testing.T) {
+	nc, js := startJS(t)
+	set := rules(t)
+	start := runEvent("dup-run", 1, schema.TypeRunStart, nil)
+	read := runEvent("dup-run", 2, schema.TypeAction, &schema.Action{ID: 1, Type: "ReadFile", Status: "completed"})
+	edit := runEvent("dup-run", 2, schema.TypeAction, &schema.Action{ID: 1, Type: "EditFile", Status: "completed"})
+	early := runEvent("dup-run", 5, schema.TypeAction, &schema.Action{ID: 4, Type: "ReadFile", Status: "completed"})
+	earlyOther := runEvent("dup-run", 5, schema.TypeAction, &schema.Action{ID: 4, Type: "GitCommit", Status: "completed"})
+	publish(t, js, start, "a:1")
+	publish(t, js, read, "a:2")
+	publish(t, js, early, "a:5") // waits for 3 and 4
+	publish(t, js, read, "b:2")  // the same bytes: a repeat
+	publish(t, js, edit, "c:2")  // other bytes under an applied seq
+	publish(t, js, earlyOther, "c:5")
+	_, cancel, done := startWorker(t, nc, js, "w1", set, func(w *Worker) { w.opts.IdleAfter, w.opts.GapTimeout = time.Minute, time.Minute })
+	var got []string
+	waitFor(t, 20*time.Second, "two dead letters", func() bool { got = storedDeadLetters(js); return len(got) >= 2 })
+	time.Sleep(300 * time.Millisecond) // a third would show up now
+	cancel()
+	<-done
+	got = storedDeadLetters(js)
+	if len(got) != 2 || !strings.HasPrefix(got[0], `conflicting-duplicate: runId "dup-run", seq 2: conflicting duplicate: the run applied other content`) ||
+		!strings.HasPrefix(got[1], `conflicting-duplicate: runId "dup-run", seq 5: conflicting duplicate: other content under this seq waits`) {
+		t.Errorf("dead letters %q", got)
+	}
+}
