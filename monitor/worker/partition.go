@@ -2,11 +2,11 @@ package worker
 
 import (
 	"bytes"
-	"hash/fnv"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"slices"
 	"strconv"
 	"sync"
