@@ -246,6 +246,9 @@ type GatewayConfig struct {
 	// MaxInFlightBytes is the most request body bytes held at once (more
 	// get 503); at least MaxBodyBytes.
 	MaxInFlightBytes int64 `mapstructure:"max_inflight_bytes" yaml:"max_inflight_bytes"`
+	// DeadLetterRate is how many bytes of refused input per second one
+	// client host may add to the dead letters (0: no limit).
+	DeadLetterRate int64 `mapstructure:"deadletter_rate" yaml:"deadletter_rate"`
 }
 
 // Default returns the configuration with every default set.
@@ -275,6 +278,7 @@ func Default() Config {
 			IdleTimeout:      2 * time.Minute,
 			MaxConcurrent:    64,
 			MaxInFlightBytes: 64 << 20,
+			DeadLetterRate:   1 << 20,
 		},
 		Worker: WorkerConfig{
 			LeaseTTL:        3 * time.Second,
@@ -468,6 +472,9 @@ func (g GatewayConfig) validate() []string {
 		if d.v <= 0 {
 			errs = append(errs, fmt.Sprintf("%s: must be positive, got %s", d.key, d.v))
 		}
+	}
+	if g.DeadLetterRate < 0 {
+		errs = append(errs, fmt.Sprintf("gateway.deadletter_rate: must not be negative (0: no limit), got %d", g.DeadLetterRate))
 	}
 	if g.MaxConcurrent < 1 {
 		errs = append(errs, fmt.Sprintf("gateway.max_concurrent: must be at least 1, got %d", g.MaxConcurrent))

@@ -85,10 +85,11 @@ func runGateway(ctx context.Context, cfg config.Config, nc *nats.Conn, js natsjs
 	pub := jetstream.NewPublisher(js, subjects, jetstream.PublisherOptions{})
 	defer pub.Close()
 	handler := gateway.New(gateway.Options{
-		MaxBodyBytes:  cfg.Gateway.MaxBodyBytes,
-		MaxEventBytes: cfg.Trace.MaxEventBytes,
-		Token:         cfg.Gateway.Token,
-		Health:        natsHealth(nc),
+		MaxBodyBytes:   cfg.Gateway.MaxBodyBytes,
+		MaxEventBytes:  cfg.Trace.MaxEventBytes,
+		Token:          cfg.Gateway.Token,
+		Health:         natsHealth(nc),
+		DeadLetterRate: float64(cfg.Gateway.DeadLetterRate),
 		Streams: func(ctx context.Context) (any, error) {
 			return jetstream.Usage(ctx, js, cfg.NATS.LimitAlarm)
 		},

@@ -45,6 +45,8 @@
 //	413  the body exceeds the size limit; its first bytes are dead-lettered
 //	     as too-large, with the size noted
 //	401  token missing or wrong;  415  unsupported Content-Type
+//	429  the client's refused inputs exceed Options.DeadLetterRate: the
+//	     refused events are listed but not dead-lettered
 //	503  busy (with Retry-After): NewServer's concurrent request limit or
 //	     in-flight body budget is taken; or
 //	     the events or dead letters could not be stored (NATS down, or the

@@ -109,3 +109,32 @@ func TestBusy(t *testing.T) {
 		})
 	}
 }
+
+// TestDeadLetterRate: a client filling the dead letters faster than
+// gateway.deadletter_rate gets 429 listing what was refused, and its
+// refused inputs stop being stored.
+func TestDeadLetterRate(t *testing.T) {
+	f := setup(t, gateway.Options{MaxBodyBytes: 1024, DeadLetterRate: 1})
+	sent, stored := 0, 0
+	for i := range 100 {
+		bad := ev(fmt.Sprintf("rate-%d", i), 1, "nope", "")
+		status, res, _ := f.post(t, "application/json", strings.NewReader(bad))
+		sent++
+		if status == http.StatusTooManyRequests {
+			if res.Rejected != 1 || len(res.Errors) != 1 || res.Errors[0].Reason != "unknown-type" || !strings.Contains(res.Error, "gateway.deadletter_rate") {
+				t.Errorf("429 %s", js(res))
+			}
+			break
+		}
+		if status != http.StatusUnprocessableEntity {
+			t.Fatalf("post %d: %d %s", i, status, js(res))
+		}
+		stored++
+	}
+	if sent == 100 {
+		t.Fatal("never limited")
+	}
+	if n := len(f.deadLetters(t)); n != stored {
+		t.Errorf("%d dead letters stored, want the %d answered 422", n, stored)
+	}
+}
