@@ -26,9 +26,13 @@
 // bytes. The response
 // counts them and lists each problem:
 //
-//	{"accepted": 2, "rejected": 1, "errors": [{"line": 3, "column": 41,
-//	  "index": 2, "field": "type", "reason": "unknown-type",
-//	  "error": "unknown event type: expected one of run.start, …, got \"nope\""}]}
+//	{"accepted": 2, "duplicates": 1, "rejected": 1, "conflicts": 0,
+//	  "errors": [{"line": 3, "column": 41, "index": 2, "field": "type",
+//	  "reason": "unknown-type",
+//	  "error": "unknown event type: expected one of run.start, …, got \"nope\""}],
+//	  "events": [{"line": 1, "index": 0, "status": "stored"},
+//	  {"line": 2, "index": 1, "status": "duplicate"},
+//	  {"line": 3, "index": 2, "status": "rejected"}]}
 //
 // line and column locate the problem in the body (1-based); index is the
 // event's position among the body's events (0-based: the array index, or

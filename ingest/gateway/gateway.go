@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ponens/ponens/ingest/jetstream"
 	"github.com/ponens/ponens/schema"
 )
 
@@ -55,9 +56,10 @@ type Options struct {
 }
 
 // Sink stores events: it returns once each is stored or has failed, with
-// one error per event (nil when stored). *jetstream.Publisher is one.
+// one outcome per event (Err nil when stored, Duplicate when stored
+// before). *jetstream.Publisher is one.
 type Sink interface {
-	PublishBatch(ctx context.Context, events []*schema.Event) []error
+	PublishBatchOutcomes(ctx context.Context, events []*schema.Event) []jetstream.Outcome
 }
 
 // DeadLetterSink stores a refused input with its reason (schema.Reason…),
@@ -68,11 +70,30 @@ type DeadLetterSink interface {
 
 // Response is the JSON body of every answer to POST /v1/events.
 type Response struct {
-	Accepted int       `json:"accepted"`
-	Rejected int       `json:"rejected"`
-	Errors   []Problem `json:"errors"`
+	// Accepted counts the events stored: now, or before (Duplicates of
+	// them, the same run, seq and content).
+	Accepted   int `json:"accepted"`
+	Duplicates int `json:"duplicates"`
+	// Rejected counts the events refused, Conflicts of them because other
+	// content is stored under their run and seq.
+	Rejected  int       `json:"rejected"`
+	Conflicts int       `json:"conflicts"`
+	Errors    []Problem `json:"errors"`
+	// Events says what became of each event of the body, in order; absent
+	// when the body as a whole was refused.
+	Events []EventResult `json:"events,omitempty"`
 	// Error says why the request as a whole failed (401, 413, 415, 503).
 	Error string `json:"error,omitempty"`
+}
+
+// EventResult is what became of one event of the body.
+type EventResult struct {
+	Line  int `json:"line"`  // 1-based line in the body where it starts
+	Index int `json:"index"` // its 0-based position among the body's events
+	// Status is stored, duplicate (stored before), conflict (other content
+	// is stored under its run and seq; dead-lettered), rejected (see
+	// errors; dead-lettered) or failed (not stored: see error).
+	Status string `json:"status"`
 }
 
 // Problem is why one event of the body was rejected.
@@ -287,15 +308,21 @@ func (g *gateway) process(ctx context.Context, dlq DeadLetterSink, items []item)
 
 	var failure string
 	status := 0
-	for i, err := range g.pub.PublishBatch(ctx, events) {
-		switch {
+	for i, o := range g.pub.PublishBatchOutcomes(ctx, events) {
+		it := published[i]
+		switch err := o.Err; {
 		case err == nil:
 			res.Accepted++
+			it.status = "stored"
+			if o.Duplicate {
+				res.Duplicates++
+				it.status = "duplicate"
+			}
 		case errors.Is(err, schema.ErrTooLarge) || errors.As(err, new(*schema.FieldError)):
-			it := published[i]
 			it.err = it.relocate(err)
 			refused = append(refused, it)
 		default:
+			it.status = "failed"
 			if failure == "" {
 				status, failure = g.unavailable("events", err)
 			}
@@ -303,10 +330,18 @@ func (g *gateway) process(ctx context.Context, dlq DeadLetterSink, items []item)
 	}
 	for _, it := range refused {
 		res.Rejected++
+		it.status = "rejected"
+		if errors.Is(it.err, schema.ErrConflictingDuplicate) {
+			res.Conflicts++
+			it.status = "conflict"
+		}
 		res.Errors = append(res.Errors, it.problems()...)
 		if err := dlq.Send(ctx, schema.DeadLetterReason(it.err), schema.SourceGateway, it.err, it.raw); err != nil && failure == "" {
 			status, failure = g.unavailable("dead-letters", err)
 		}
+	}
+	for i := range items {
+		res.Events = append(res.Events, EventResult{Line: items[i].line, Index: items[i].index, Status: items[i].status})
 	}
 	sortProblems(res.Errors)
 	res.Error = failure

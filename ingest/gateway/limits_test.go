@@ -81,7 +81,8 @@ func TestConflictingDuplicate(t *testing.T) {
 		t.Fatalf("first: %d %+v", status, res)
 	}
 	status, res, _ := f.post(t, "application/x-ndjson", strings.NewReader(start+"\n"+other))
-	if status != http.StatusMultiStatus || res.Accepted != 1 || res.Rejected != 1 || len(res.Errors) != 1 ||
+	if status != http.StatusMultiStatus || res.Accepted != 1 || res.Duplicates != 1 || res.Rejected != 1 || res.Conflicts != 1 || len(res.Errors) != 1 ||
+		len(res.Events) != 2 || res.Events[0].Status != "duplicate" || res.Events[1].Status != "conflict" ||
 		res.Errors[0].Reason != schema.ReasonConflictingDuplicate || res.Errors[0].Line != 2 || res.Errors[0].Index != 1 {
 		t.Fatalf("conflict: %d %s", status, js(res))
 	}

@@ -177,7 +177,7 @@ type pending struct {
 	deadline time.Time           // when the latest attempt times out, or the pause ends
 	// report receives the outcome of an event of PublishBatch; nil for
 	// Publish, whose failures Flush reports.
-	report func(error)
+	report func(err error, duplicate bool)
 }
 
 // flushWaiter is a Flush waiting for the events queued before it.
@@ -227,7 +227,7 @@ func (p *Publisher) PublishReport(ctx context.Context, ev *schema.Event, report 
 	if report == nil {
 		report = func(error) {}
 	}
-	return p.publish(ctx, ev, report)
+	return p.publish(ctx, ev, func(err error, _ bool) { report(err) })
 }
 
 // PublishBatch publishes events as Publish does and waits until each is
@@ -236,32 +236,51 @@ func (p *Publisher) PublishReport(ctx context.Context, ev *schema.Event, report 
 // is sent (those get ctx.Err()), but the ones sent are still waited for,
 // which each attempt's Timeout bounds. Its failures are not Flush's.
 func (p *Publisher) PublishBatch(ctx context.Context, events []*schema.Event) []error {
-	errs := make([]error, len(events))
+	out := p.PublishBatchOutcomes(ctx, events)
+	errs := make([]error, len(out))
+	for i, o := range out {
+		errs[i] = o.Err
+	}
+	return errs
+}
+
+// Outcome is what became of one event of PublishBatchOutcomes: Err nil
+// when it is stored, Duplicate when it was stored before (the same
+// message id, the same content).
+type Outcome struct {
+	Err       error
+	Duplicate bool
+}
+
+// PublishBatchOutcomes is PublishBatch telling the events stored now from
+// those stored before.
+func (p *Publisher) PublishBatchOutcomes(ctx context.Context, events []*schema.Event) []Outcome {
+	out := make([]Outcome, len(events))
 	var wg sync.WaitGroup
 	for i, ev := range events {
 		wg.Add(1)
-		err := p.publish(ctx, ev, func(err error) {
-			errs[i] = err
+		err := p.publish(ctx, ev, func(err error, dup bool) {
+			out[i] = Outcome{Err: err, Duplicate: dup && err == nil}
 			wg.Done()
 		})
 		if err == nil {
 			continue
 		}
 		wg.Done()
-		errs[i] = err
+		out[i].Err = err
 		if ctx.Err() != nil || errors.Is(err, ErrClosed) {
 			for j := i + 1; j < len(events); j++ {
-				errs[j] = err
+				out[j].Err = err
 			}
 			break
 		}
 	}
 	wg.Wait()
-	return errs
+	return out
 }
 
 // publish sends ev and queues it for its acknowledgement.
-func (p *Publisher) publish(ctx context.Context, ev *schema.Event, report func(error)) error {
+func (p *Publisher) publish(ctx context.Context, ev *schema.Event, report func(error, bool)) error {
 	fail := func(err error) error { return &PublishError{RunID: ev.RunID, Seq: ev.Seq, Err: err} }
 	if err := ctx.Err(); err != nil {
 		return err
@@ -589,7 +608,7 @@ func (p *Publisher) resolve(it *pending, ack *natsjs.PubAck, err error) {
 	p.mu.Unlock()
 	<-p.slots
 	if it.report != nil {
-		it.report(err)
+		it.report(err, ack != nil && ack.Duplicate)
 	}
 }
 
