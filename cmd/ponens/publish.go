@@ -86,37 +86,12 @@ sent to the dead letters as conflicting-duplicate, and the exit is 2.`,
 			defer nc.Close()
 			pub := jetstream.NewPublisher(js, streamConfig(cfg.NATS).Subjects(), jetstream.PublisherOptions{})
 			bar := newProgress(cmd.ErrOrStderr(), total, 0, "publishing", "events")
-			receipts := jetstream.NewReceipts()
-			for _, r := range runs {
-				for i := range r.Run.Events {
-					receipts.Expect(&r.Run.Events[i])
-				}
-			}
-			var sendErr error
-		send:
-			for _, r := range runs {
-				for i := range r.Run.Events {
-					ev := &r.Run.Events[i]
-					if err := pub.PublishReport(ctx, ev, receipts.Done(ev)); err != nil {
-						sendErr = fmt.Errorf("%s: %w", r.Name, err)
-						break send
-					}
-					bar.tick()
-				}
-			}
+			receipts, sendErr := publishRuns(ctx, pub, runs, bar)
 			closeErr := pub.CloseContext(ctx)
 			bar.clear()
 			st := pub.Stats()
 			if n := receipts.Conflicts(); n > 0 {
-				for _, rr := range receipts.Incomplete() {
-					fmt.Fprintf(cmd.ErrOrStderr(), "ponens publish: %s\n", rr)
-				}
-				dlCtx, dlCancel := context.WithTimeout(cmd.Context(), 10*time.Second)
-				defer dlCancel()
-				if err := receipts.DeadLetterConflicts(dlCtx, jetstream.NewDeadLetters(js, streamConfig(cfg.NATS).Subjects()), schema.SourcePublish); err != nil {
-					return exitWith(exitUnavailable, "ponens publish: dead-lettering %d conflicting events: %v", n, err)
-				}
-				return exitWith(exitBadInput, "ponens publish: %d events have the run and seq of stored events with other content; sent to the dead letters as %s", n, schema.ReasonConflictingDuplicate)
+				return publishConflicts(cmd, receipts, jetstream.NewDeadLetters(js, streamConfig(cfg.NATS).Subjects()), n)
 			}
 			if incomplete := receipts.Incomplete(); len(incomplete) > 0 || sendErr != nil || closeErr != nil {
 				return publishFailed(ctx, cmd.ErrOrStderr(), timeout, incomplete, firstErr(sendErr, closeErr), st, total)
@@ -129,6 +104,43 @@ sent to the dead letters as conflicting-duplicate, and the exit is 2.`,
 	cmd.Flags().String("url", "", "NATS server URL (nats.url; empty: the embedded server at nats.listen)")
 	cmd.Flags().Duration("timeout", 30*time.Second, "the longest the whole publish may take, waiting for acknowledgements included")
 	return cmd
+}
+
+// publishRuns publishes every event of runs through pub, each expected in
+// the receipts first (so that events never sent count as not
+// acknowledged), until one cannot be sent.
+func publishRuns(ctx context.Context, pub *jetstream.Publisher, runs []namedRun, bar *progress) (*jetstream.Receipts, error) {
+	receipts := jetstream.NewReceipts()
+	for _, r := range runs {
+		for i := range r.Run.Events {
+			receipts.Expect(&r.Run.Events[i])
+		}
+	}
+	for _, r := range runs {
+		for i := range r.Run.Events {
+			ev := &r.Run.Events[i]
+			if err := pub.PublishReport(ctx, ev, receipts.Done(ev)); err != nil {
+				return receipts, fmt.Errorf("%s: %w", r.Name, err)
+			}
+			bar.tick()
+		}
+	}
+	return receipts, nil
+}
+
+// publishConflicts names the runs with conflicting duplicates, sends those
+// n events to the dead letters and returns the exit (2; 3 when the dead
+// letters cannot be stored).
+func publishConflicts(cmd *cobra.Command, receipts *jetstream.Receipts, dl *jetstream.DeadLetters, n int) error {
+	for _, rr := range receipts.Incomplete() {
+		fmt.Fprintf(cmd.ErrOrStderr(), "ponens publish: %s\n", rr)
+	}
+	ctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Second)
+	defer cancel()
+	if err := receipts.DeadLetterConflicts(ctx, dl, schema.SourcePublish); err != nil {
+		return exitWith(exitUnavailable, "ponens publish: dead-lettering %d conflicting events: %v", n, err)
+	}
+	return exitWith(exitBadInput, "ponens publish: %d events have the run and seq of stored events with other content; sent to the dead letters as %s", n, schema.ReasonConflictingDuplicate)
 }
 
 // publishFailed reports a publish that did not store every event: each run
