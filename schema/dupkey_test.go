@@ -94,3 +94,13 @@ func FuzzDuplicateKeys(f *testing.F) {
 		}
 	})
 }
+
+// TestLongValueCut: an error about a huge value quotes its start, not the
+// whole input.
+func TestLongValueCut(t *testing.T) {
+	data := `{"v":1,"runId":"r","seq":1,"ts":"2026-01-01T00:00:00Z","type":"` + strings.Repeat("x", 100_000) + `"}`
+	_, err := DecodeEvent("e", []byte(data))
+	if err == nil || len(err.Error()) > 1000 || !strings.Contains(err.Error(), "more bytes)") {
+		t.Errorf("error of %d bytes: %.300s", len(err.Error()), err)
+	}
+}
