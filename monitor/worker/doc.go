@@ -42,6 +42,10 @@
 //
 // # Per run
 //
+// A run of the checkpoint whose first events the stream no longer holds
+// (its MaxAge) cannot be rebuilt: it is ended with an error log line, and
+// its later events are after-end dead letters.
+//
 // A repeated seq is ignored when its bytes are those applied under it (an
 // FNV-1a hash per applied seq, for a run's first maxSums seqs) or those
 // waiting in the buffer; other bytes are a conflicting-duplicate dead

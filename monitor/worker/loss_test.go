@@ -1,10 +1,14 @@
 package worker
 
 import (
+	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ponens/ponens/ingest/jetstream"
+	"github.com/ponens/ponens/ingest/jetstream/jstest"
 	"github.com/ponens/ponens/policy/ruleset"
 	"github.com/ponens/ponens/schema"
 )
@@ -76,5 +80,46 @@ func TestConflictingDuplicateDeadLettered(t *testing.T) {
 	if len(got) != 2 || !strings.HasPrefix(got[0], `conflicting-duplicate: runId "dup-run", seq 2: conflicting duplicate: the run applied other content`) ||
 		!strings.HasPrefix(got[1], `conflicting-duplicate: runId "dup-run", seq 5: conflicting duplicate: other content under this seq waits`) {
 		t.Errorf("dead letters %q", got)
+	}
+}
+
+// TestExpiredHistoryNotJudged: an open run whose first events the stream
+// removed (nats.max_age) before a takeover could replay them is ended, and
+// its later events go to the dead letters, rather than being judged on
+// part of its history.
+func TestExpiredHistoryNotJudged(t *testing.T) {
+	_, nc, js := jstest.Start(t)
+	cfg := jetstream.StreamConfig{Prefix: subjects.Prefix, Partitions: testPartitions, Duplicates: 500 * time.Millisecond, MaxAge: time.Second}
+	if err := jetstream.Provision(context.Background(), js, cfg); err != nil {
+		t.Fatal(err)
+	}
+	set := rules(t)
+	publish(t, js, runEvent("old-run", 1, schema.TypeRunStart, nil), "old:1")
+	_, cancel, done := startWorker(t, nc, js, "w1", set, func(w *Worker) { w.opts.IdleAfter = time.Minute })
+	consumer := fmt.Sprintf("%s-p%d", subjects.Prefix, subjects.PartitionOf("old-run"))
+	waitFor(t, 20*time.Second, "the run checkpointed", func() bool {
+		c, err := js.Consumer(context.Background(), schema.StreamEvents, consumer)
+		return err == nil && c.CachedInfo().AckFloor.Stream >= 1
+	})
+	cancel()
+	<-done
+	waitFor(t, 20*time.Second, "the run's first event expired", func() bool {
+		st, err := js.Stream(context.Background(), schema.StreamEvents)
+		return err == nil && st.CachedInfo().State.Msgs == 0
+	})
+	publish(t, js, runEvent("old-run", 2, schema.TypeAction, &schema.Action{ID: 1, Type: "GitCommit", Status: "completed"}), "old:2")
+	_, cancel, done = startWorker(t, nc, js, "w2", set, func(w *Worker) { w.opts.IdleAfter = time.Minute })
+	waitFor(t, 20*time.Second, "a dead letter", func() bool { return len(storedDeadLetters(js)) >= 1 })
+	cancel()
+	<-done
+	dl := storedDeadLetters(js)
+	if len(dl) != 1 || !strings.HasPrefix(dl[0], `after-end: runId "old-run", seq 2: the run has ended`) {
+		t.Errorf("dead letters %q", dl)
+	}
+	got, _ := stored(t, js)
+	for _, v := range got["old-run"] {
+		if strings.Contains(v, `"seq":2`) {
+			t.Errorf("seq 2 judged on part of the run: %s", v)
+		}
 	}
 }

@@ -217,8 +217,11 @@ func newPartition(ctx context.Context, w *Worker, k int, rev uint64) (*partition
 	for _, id := range ck.Ended {
 		p.end(id, "")
 	}
+	if err := p.dropExpired(ctx); err != nil {
+		return nil, err
+	}
 	start := ck.Seq + 1
-	for _, m := range ck.Runs {
+	for _, m := range p.marks {
 		start = min(start, m.First)
 	}
 	name := fmt.Sprintf("%s-p%d", w.opts.Subjects.Prefix, k)
@@ -241,6 +244,32 @@ func newPartition(ctx context.Context, w *Worker, k int, rev uint64) (*partition
 	p.cancel = cancel
 	go p.loop(loopCtx)
 	return p, nil
+}
+
+// dropExpired ends the open runs of the checkpoint whose first events the
+// stream no longer holds (removed by its MaxAge, nats.max_age): replaying
+// what is left would judge them on part of their history, and could find
+// violations that did not happen. Each is logged at error level, and its
+// later events go to the dead letters as after-end.
+func (p *partition) dropExpired(ctx context.Context) error {
+	if len(p.marks) == 0 {
+		return nil
+	}
+	st, err := p.w.js.Stream(ctx, schema.StreamEvents)
+	if err != nil {
+		return fmt.Errorf("partition %d: stream %s: %w", p.k, schema.StreamEvents, err)
+	}
+	first := st.CachedInfo().State.FirstSeq
+	for id, m := range p.marks {
+		if m.First >= first {
+			continue
+		}
+		p.w.opts.Logger.Error("worker: an open run's first events expired before its partition could replay them (nats.max_age); the run is ended, its later events go to the dead letters",
+			"partition", p.k, "run", id, "first", m.First, "stream_first", first)
+		delete(p.marks, id)
+		p.end(id, "its first events expired from the stream (nats.max_age) before a replay")
+	}
+	return nil
 }
 
 func (p *partition) loadCheckpoint(ctx context.Context) (checkpoint, error) {
