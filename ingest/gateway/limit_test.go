@@ -78,9 +78,12 @@ func TestBusy(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			addr := serveLimited(t, tc.opts)
-			slowPost(t, addr, 1000) // admitted, then waits for its body
 			deadline := time.Now().Add(20 * time.Second)
 			for {
+				// Admitted, it then waits for its body. A new one each
+				// round: one that arrived while a request of the loop was
+				// in flight may have been refused itself.
+				slowPost(t, addr, 1000)
 				resp, err := http.Post("http://"+addr+"/v1/events", "application/json", strings.NewReader(strings.Repeat(" ", 900)+`{}`))
 				if err != nil {
 					t.Fatal(err)
