@@ -131,9 +131,13 @@ func EventMsgID(runID string, seq uint64) string {
 }
 
 // VerdictMsgID is the Nats-Msg-Id of a verdict: the run token, the rule id
-// as a token, and the seq.
+// as a token, the seq and the status. The status is part of it because a
+// rule can change twice at one seq: a run that ends without a terminal
+// event (idle, or cut off) gets its end-of-run verdict at the seq of its
+// last event, which the step's own verdict (pending) already carries; the
+// two are different transitions and must both be stored.
 func VerdictMsgID(v *VerdictEvent) string {
-	return RunToken(v.RunID) + ":" + RunToken(v.Rule.ID) + ":" + strconv.FormatUint(v.Seq, 10)
+	return RunToken(v.RunID) + ":" + RunToken(v.Rule.ID) + ":" + strconv.FormatUint(v.Seq, 10) + ":" + string(v.Status)
 }
 
 // HeaderRule is set on a verdict message of a rule whose meaning changed:
@@ -150,6 +154,12 @@ const (
 	HeaderSource = "Ponens-Source" // where it came from: gateway, worker, publish
 )
 
+// HeaderHash is set on each event published by the Go client: the hex
+// SHA-256 of the message body. When JetStream reports a publish as a
+// duplicate (the message id seen before), the client compares it with the
+// stored message's to tell a retry from a conflicting event.
+const HeaderHash = "Ponens-Hash"
+
 // HeaderTruncated is set on a dead letter whose body is only the first bytes
 // of what was refused (too large to keep whole); its value is the size of the
 // original input in bytes.
@@ -165,6 +175,9 @@ const (
 	ReasonSeqGap      = "seq-gap"      // a run's seq skipped a number
 	ReasonSeqRepeat   = "seq-repeat"   // a run's seq did not increase
 	ReasonAfterEnd    = "after-end"    // an event after the run's terminal event
+	// ReasonConflictingDuplicate: the run and seq of a stored event, with
+	// other content.
+	ReasonConflictingDuplicate = "conflicting-duplicate"
 )
 
 // Dead-letter sources: the values of HeaderSource.
@@ -190,6 +203,7 @@ func DeadLetterReason(err error) string {
 		{ErrSeqGap, ReasonSeqGap},
 		{ErrSeqRepeat, ReasonSeqRepeat},
 		{ErrAfterEnd, ReasonAfterEnd},
+		{ErrConflictingDuplicate, ReasonConflictingDuplicate},
 	} {
 		if errors.Is(err, r.sentinel) {
 			return r.reason

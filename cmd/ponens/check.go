@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ponens/ponens/config"
 	"github.com/ponens/ponens/monitor"
 	"github.com/ponens/ponens/policy/eval"
 	"github.com/ponens/ponens/policy/ruleset"
@@ -22,16 +23,19 @@ func init() { subcommands = append(subcommands, newCheckCommand) }
 
 func newCheckCommand() *cobra.Command {
 	var rf ruleFlags
-	var outDir, failOn string
+	var outDir, verdictsDir, failOn string
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "check [--rules PATH]... [--formula FORMULA [--id ID]]... [--out DIR] [--enforce] [--fail-on violated|unresolved] [--json] TRACE...",
+		Use:   "check [--rules PATH]... [--formula FORMULA [--id ID]]... [--out DIR] [--verdicts-dir DIR] [--enforce] [--fail-on violated|unresolved] [--json] TRACE...",
 		Short: "Monitor trace files and write their verdict streams and summary.json",
 		Long: `Run every run of the trace files through the streaming monitor, as if its
 events arrived live, and write the verdict artifacts: each run's verdict
 stream beside its trace file (<trace>.verdicts.jsonl, or
 <trace>.<runId>.verdicts.jsonl for a file of several runs) and summary.json,
-the rule × trace matrix of terminal statuses, into --out.
+the rule × trace matrix of terminal statuses, into --out. --verdicts-dir
+puts the verdict streams under DIR instead, at each trace id's path. The
+files get mode 0666 less the umask: verdict streams quote event payloads,
+so a umask such as 077 keeps them private.
 
 Without --rules or --formula, each reference trace is checked against the
 policies it embeds (its "policies" list); a policy another trace embeds is
@@ -46,6 +50,7 @@ some cell is unresolved; 0 otherwise; 2 on bad input: a rule that does not
 parse or cannot be monitored, or a trace that cannot be read.`,
 		Example: `  ponens check --rules examples/rules examples/traces
   ponens check --rules examples/rules --out /tmp --json examples/traces/verify_proved.json
+  ponens check --rules examples/rules --out /tmp/ponens-check --verdicts-dir /tmp/ponens-check/verdicts examples/traces
   ponens check --formula 'G(GitCommit → P(RunTests))' --id tests examples/traces/fleet.jsonl
   ponens check --fail-on unresolved --rules examples/rules examples/traces/fleet.jsonl`,
 		Args: func(_ *cobra.Command, args []string) error {
@@ -64,7 +69,7 @@ parse or cannot be monitored, or a trace that cannot be read.`,
 			}
 			var given *monitor.Engine // the engine of --rules and --formula, if given
 			if rf.given() {
-				if given, err = loadEngine(&rf, cfg.Rules.HighStakesPaths, cfg.Rules.Enforce); err != nil {
+				if given, err = loadEngine(&rf, cfg.Rules, cfg.Rules.Enforce); err != nil {
 					return err
 				}
 			}
@@ -77,7 +82,7 @@ parse or cannot be monitored, or a trace that cannot be read.`,
 			if err := distinctFiles(args); err != nil {
 				return err
 			}
-			runs, err := readTraces(args, cfg.Trace.MaxEventBytes, cmd.ErrOrStderr())
+			runs, err := readTraces(args, cfg.Trace, cmd.ErrOrStderr())
 			if err != nil {
 				return exitWith(exitBadInput, "%v", err)
 			}
@@ -88,7 +93,7 @@ parse or cannot be monitored, or a trace that cannot be read.`,
 			if err != nil {
 				return err
 			}
-			res, err := runCheck(rules, engines, runs, outDir, newProgress(cmd.ErrOrStderr(), len(runs), progressMin, "checking", "traces"))
+			res, err := runCheck(rules, engines, runs, outDir, verdictsDir, newProgress(cmd.ErrOrStderr(), len(runs), progressMin, "checking", "traces"))
 			if err != nil {
 				return err
 			}
@@ -109,6 +114,7 @@ parse or cannot be monitored, or a trace that cannot be read.`,
 	}
 	rf.register(cmd)
 	cmd.Flags().StringVar(&outDir, "out", ".", "the directory summary.json is written to")
+	cmd.Flags().StringVar(&verdictsDir, "verdicts-dir", "", "write the verdict streams under this directory instead of beside the traces")
 	cmd.Flags().Bool("enforce", false, "enforce rule modes (rules.enforce); without it every rule only observes")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the summary JSON instead of the short summary")
 	cmd.Flags().StringVar(&failOn, "fail-on", "violated", "what exits 1: violated (a violated cell or a fail result), or unresolved (that, or an unresolved cell)")
@@ -132,8 +138,8 @@ func failed(s *schema.Summary, failOn string) bool {
 }
 
 // loadEngine builds the engine of the rules of --rules and --formula.
-func loadEngine(rf *ruleFlags, highStakes []string, enforce bool) (*monitor.Engine, error) {
-	set, err := rf.load(highStakes, enforce)
+func loadEngine(rf *ruleFlags, rc config.RulesConfig, enforce bool) (*monitor.Engine, error) {
+	set, err := rf.load(rc, enforce)
 	if err != nil {
 		return nil, err
 	}
@@ -247,9 +253,10 @@ type checkResult struct {
 
 // runCheck monitors every run with its own Run of its engine (engines[i]
 // for runs[i]), lists its results against rules, then writes each
-// verdict stream beside its trace and summary.json into outDir. Bad input
+// verdict stream beside its trace (or under verdictsDir) and summary.json
+// into outDir. Bad input
 // is found before anything is written.
-func runCheck(rules []monitor.Rule, engines []*monitor.Engine, runs []namedRun, outDir string, prog *progress) (*checkResult, error) {
+func runCheck(rules []monitor.Rule, engines []*monitor.Engine, runs []namedRun, outDir, verdictsDir string, prog *progress) (*checkResult, error) {
 	perFile := make(map[string]int)
 	for _, nr := range runs {
 		perFile[nr.File]++
@@ -258,7 +265,7 @@ func runCheck(rules []monitor.Rule, engines []*monitor.Engine, runs []namedRun, 
 	for i, nr := range runs {
 		srcs[i] = file.Source{File: nr.File, RunID: nr.Run.ID, Multi: perFile[nr.File] > 1}
 	}
-	places, err := file.Layout(srcs)
+	places, err := file.Layout(srcs, verdictsDir)
 	if err != nil {
 		return nil, exitWith(exitBadInput, "ponens check: %v", err)
 	}

@@ -149,6 +149,9 @@ func TestCLIExitCodes(t *testing.T) {
 		}
 		return p
 	}
+	conflicting := write("conflicting.jsonl", `{"v":1,"runId":"ended-1","seq":1,"ts":"2026-01-01T00:00:00Z","type":"run.start","start":{}}
+{"v":1,"runId":"ended-1","seq":2,"ts":"2026-01-01T00:00:09Z","type":"run.finish","end":{}}
+`)
 	ended := write("ended.jsonl", `{"v":1,"runId":"ended-1","seq":1,"ts":"2026-01-01T00:00:00Z","type":"run.start","start":{}}
 {"v":1,"runId":"ended-1","seq":2,"ts":"2026-01-01T00:00:01Z","type":"run.finish","end":{}}
 `)
@@ -185,6 +188,12 @@ func TestCLIExitCodes(t *testing.T) {
 		{name: "check violated", args: []string{"check", "--rules", ex("rules"), "--out", work, traces}, code: 1, want: "7 violated"},
 		{name: "check again: verdict streams skipped", args: []string{"check", "--rules", ex("rules"), "--out", work, traces}, code: 1, want: "9 rules × 5 traces: 36 satisfied, 7 violated"},
 		{name: "check satisfied", args: []string{"check", "--formula", formula, "--out", work, filepath.Join(traces, "verify_proved.json")}, want: "1 satisfied, 0 violated"},
+		{name: "check reference over its limit", args: []string{"check", "--formula", formula, "--out", work, filepath.Join(traces, "verify_proved.json")},
+			env: []string{"PONENS_TRACE_MAX_REFERENCE_BYTES=2048"}, code: 2, want: "verify_proved.json: too large: expected at most 2048 bytes (trace.max_reference_bytes), got 4806 bytes"},
+		{name: "check trace file over its limit", args: []string{"check", "--formula", formula, "--out", work, filepath.Join(traces, "fleet.jsonl")},
+			env: []string{"PONENS_TRACE_MAX_FILE_BYTES=2048"}, code: 2, want: "fleet.jsonl: too large: expected at most 2048 bytes (trace.max_file_bytes), got 2861 bytes"},
+		{name: "check rules file over its limit", args: []string{"check", "--rules", ex("rules"), "--out", work, filepath.Join(traces, "fleet.jsonl")},
+			env: []string{"PONENS_RULES_MAX_FILE_BYTES=1024"}, code: 2, want: "gallery.yaml: too large: expected at most 1024 bytes (rules.max_file_bytes), got 1583 bytes"},
 		{name: "check no trace", args: []string{"check", "--rules", ex("rules")}, code: 2, want: "ponens check: give at least one trace file"},
 		{name: "check missing trace", args: []string{"check", "--rules", ex("rules"), "nope.jsonl"}, code: 2, want: "ponens check: nope.jsonl: no such file or directory"},
 		{name: "check directory without traces", args: []string{"check", "--rules", ex("rules"), notraces}, code: 2, want: "ponens check: " + notraces + ": a directory without trace files"},
@@ -216,11 +225,18 @@ func TestCLIExitCodes(t *testing.T) {
 		{name: "decide --run --new-run", args: []string{"decide", "--run", "nobody", "--new-run", "--url", url, "--json", ex("decide/intent.json")}, code: 1, want: `"decision":"deny"`},
 
 		{name: "publish", args: []string{"publish", "--url", url, ended}, want: "published 2 events of 1 runs from 1 files"},
+		{name: "publish a conflicting duplicate", args: []string{"publish", "--url", url, conflicting}, code: 2,
+			want: "ponens publish: 1 events have the run and seq of stored events with other content; sent to the dead letters as conflicting-duplicate"},
 		{name: "decide --run ended run", args: []string{"decide", "--run", "ended-1", "--url", url, ex("decide/commit.json")}, code: 2,
 			want: `ponens decide: run "ended-1": the run has ended (run.finish at seq 2): no step can follow`, retry: true},
 		{name: "publish a directory", args: []string{"publish", "--url", url, ex("traces")}, want: "from 3 files"},
 		{name: "publish nothing", args: []string{"publish"}, code: 2, want: "ponens publish: give at least one trace file"},
+		{name: "publish no timeout", args: []string{"publish", "--url", url, "--timeout", "0s", ended}, code: 2, want: "ponens publish: --timeout must be positive, got 0s"},
 		{name: "publish service down", args: []string{"publish", "--url", down, ended}, code: 3, want: "ponens publish: connect to " + down},
+		{name: "deadletters service down", args: []string{"deadletters", "--url", down}, code: 3, want: "ponens deadletters: connect to " + down},
+		{name: "deadletters bad since", args: []string{"deadletters", "--url", url, "--since", "-1h"}, code: 2, want: "ponens deadletters: --since must not be negative, got -1h0m0s"},
+		{name: "deadletters bad reason", args: []string{"deadletters", "tail", "--url", url, "--reason", "Seq Gap"}, code: 2, want: `ponens deadletters tail: --reason "Seq Gap" is not a reason`},
+		{name: "deadletters", args: []string{"deadletters", "--url", url, "--reason", "conflicting-duplicate"}, want: "conflicting-duplicate  publish"},
 
 		{name: "manifest", args: []string{"manifest", "--url", url}, want: "tests_before_commit"},
 		{name: "manifest service down", args: []string{"manifest", "--url", down}, code: 3, want: "ponens manifest: connect to " + down},
@@ -414,7 +430,7 @@ func runOfflineExamples(t *testing.T, examples []string) {
 		t.Fatal(err)
 	}
 	path := filepath.Dir(ponensBinary(t)) + string(os.PathListSeparator) + os.Getenv("PATH")
-	online := regexp.MustCompile(`--url|--run|^ponens (serve|worker|demo|manifest|publish|ingest|bench)\b|shared-policies|PONENS_`)
+	online := regexp.MustCompile(`--url|--run|^ponens (serve|worker|demo|manifest|publish|ingest|bench|deadletters)\b|shared-policies|PONENS_`)
 	ran := 0
 	for _, ex := range slices.Compact(slices.Sorted(slices.Values(examples))) {
 		if online.MatchString(ex) {

@@ -68,7 +68,7 @@ cannot be reached.`,
 			if !validMode(mode) {
 				return exitWith(exitBadInput, "--mode: expected deny, suspend, abort or observe, got %q", mode)
 			}
-			set, err := rf.load(cfg.Rules.HighStakesPaths, true)
+			set, err := rf.load(cfg.Rules, true)
 			if err != nil {
 				return err
 			}
@@ -81,7 +81,7 @@ cannot be reached.`,
 			if len(errs) > 0 {
 				return exitWith(exitBadInput, "%v", errs[0])
 			}
-			run, lastID, err := replayHistory(eng, history, cfg.Trace.MaxEventBytes, cmd.ErrOrStderr())
+			run, lastID, err := replayHistory(eng, history, cfg.Trace, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -133,7 +133,7 @@ func validMode(m string) bool {
 // replayHistory starts a run of eng and feeds it the history, a trace file
 // holding one run that has not ended; it returns the run and the largest
 // action id seen.
-func replayHistory(eng *monitor.Engine, history string, maxEvent int, notes io.Writer) (*monitor.Run, int64, error) {
+func replayHistory(eng *monitor.Engine, history string, limits config.TraceConfig, notes io.Writer) (*monitor.Run, int64, error) {
 	if history == "" {
 		return eng.NewRun("decide"), 0, nil
 	}
@@ -141,7 +141,7 @@ func replayHistory(eng *monitor.Engine, history string, maxEvent int, notes io.W
 	if err != nil {
 		return nil, 0, err
 	}
-	runs, err := readTraces(files, maxEvent, notes)
+	runs, err := readTraces(files, limits, notes)
 	if err != nil {
 		return nil, 0, exitWith(exitBadInput, "%v", err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ponens/ponens/config"
 	"github.com/ponens/ponens/policy/eval"
 	"github.com/ponens/ponens/policy/ruleset"
 	"github.com/ponens/ponens/trace"
@@ -42,7 +43,8 @@ func (f *ruleFlags) register(cmd *cobra.Command) {
 
 // load builds the rule set from --rules and --formula, with the configured
 // high-stakes paths and enforce switch.
-func (f *ruleFlags) load(highStakes []string, enforce bool) (*ruleset.Set, error) {
+func (f *ruleFlags) load(rc config.RulesConfig, enforce bool) (*ruleset.Set, error) {
+	highStakes := rc.HighStakesPaths
 	if len(f.formulas) == 0 && len(f.rules) == 0 {
 		return nil, exitWith(exitBadInput, "ponens: give at least one --formula or --rules")
 	}
@@ -52,7 +54,7 @@ func (f *ruleFlags) load(highStakes []string, enforce bool) (*ruleset.Set, error
 	set := &ruleset.Set{}
 	var probs ruleset.Problems
 	if len(f.rules) > 0 {
-		set, probs = ruleset.Load(f.rules...)
+		set, probs = ruleset.LoadLimited(rc.MaxFileBytes, f.rules...)
 		for _, p := range set.Skipped {
 			fmt.Fprintf(f.notes(), "note: %v\n", p)
 		}
@@ -99,7 +101,7 @@ them). Exit 0 if nothing failed, 1 if some rule failed, 2 on bad input.`,
 			}
 			var set *ruleset.Set // the rules of --rules and --formula, if given
 			if rf.given() {
-				if set, err = rf.load(cfg.Rules.HighStakesPaths, cfg.Rules.Enforce); err != nil {
+				if set, err = rf.load(cfg.Rules, cfg.Rules.Enforce); err != nil {
 					return err
 				}
 			}
@@ -107,7 +109,7 @@ them). Exit 0 if nothing failed, 1 if some rule failed, 2 on bad input.`,
 			if err != nil {
 				return err
 			}
-			runs, err := readTraces(files, cfg.Trace.MaxEventBytes, cmd.ErrOrStderr())
+			runs, err := readTraces(files, cfg.Trace, cmd.ErrOrStderr())
 			if err != nil {
 				return exitWith(exitBadInput, "%v", err)
 			}

@@ -73,6 +73,10 @@ cannot be listened on, 3 when NATS cannot be reached.`,
 	return cmd
 }
 
+// limitCheckEvery is how often the gateway compares the streams with
+// their bounds (nats.limit_alarm).
+const limitCheckEvery = 10 * time.Second
+
 // runGateway serves the HTTP ingest gateway on gateway.listen until ctx
 // ends, then stops once the requests in progress are answered. It says
 // where it listens on announce.
@@ -81,17 +85,25 @@ func runGateway(ctx context.Context, cfg config.Config, nc *nats.Conn, js natsjs
 	pub := jetstream.NewPublisher(js, subjects, jetstream.PublisherOptions{})
 	defer pub.Close()
 	handler := gateway.New(gateway.Options{
-		MaxBodyBytes:  cfg.Gateway.MaxBodyBytes,
-		MaxEventBytes: cfg.Trace.MaxEventBytes,
-		Token:         cfg.Gateway.Token,
-		Health:        natsHealth(nc),
-		Logger:        log,
+		MaxBodyBytes:   cfg.Gateway.MaxBodyBytes,
+		MaxEventBytes:  cfg.Trace.MaxEventBytes,
+		Token:          cfg.Gateway.Token,
+		Health:         natsHealth(nc),
+		DeadLetterRate: float64(cfg.Gateway.DeadLetterRate),
+		Streams: func(ctx context.Context) (any, error) {
+			return jetstream.Usage(ctx, js, cfg.NATS.LimitAlarm)
+		},
+		Logger: log,
 	}, pub, loggedDeadLetters{jetstream.NewDeadLetters(js, subjects), log})
 	ln, err := net.Listen("tcp", cfg.Gateway.Listen)
 	if err != nil {
 		return exitWith(exitBadInput, "gateway.listen: %v", err)
 	}
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	srv := gateway.NewServer(gateway.ServerOptions{
+		ReadTimeout: cfg.Gateway.ReadTimeout, WriteTimeout: cfg.Gateway.WriteTimeout, IdleTimeout: cfg.Gateway.IdleTimeout,
+		MaxConcurrent: cfg.Gateway.MaxConcurrent, MaxInFlightBytes: cfg.Gateway.MaxInFlightBytes,
+		MaxBodyBytes: cfg.Gateway.MaxBodyBytes, Logger: log,
+	}, handler)
 	auth := ""
 	if cfg.Gateway.Token != "" {
 		auth = ", bearer token required"
@@ -99,6 +111,13 @@ func runGateway(ctx context.Context, cfg config.Config, nc *nats.Conn, js natsjs
 	fmt.Fprintf(announce, "gateway   http://%s/v1/events (POST), publishing to %s%s\n", ln.Addr(), natsURL(cfg.NATS), auth)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		_ = jetstream.WatchLimits(watchCtx, js, cfg.NATS.LimitAlarm, limitCheckEvery, log)
+	}()
+	defer func() { stopWatch(); <-watched }()
 	select {
 	case <-ctx.Done():
 	case err := <-served:
@@ -149,6 +168,9 @@ func streamConfig(c config.NATSConfig) jetstream.StreamConfig {
 		VerdictDuplicates: c.VerdictWindow(),
 		MaxAge:            c.MaxAge,
 		Replicas:          c.Replicas,
+		Events:            jetstream.Limits{MaxBytes: c.Events.MaxBytes, MaxMsgs: c.Events.MaxMsgs},
+		Verdicts:          jetstream.Limits{MaxBytes: c.Verdicts.MaxBytes, MaxMsgs: c.Verdicts.MaxMsgs},
+		DeadLetters:       jetstream.Limits{MaxBytes: c.DeadLetters.MaxBytes, MaxAge: c.DeadLetters.MaxAge},
 	}
 }
 

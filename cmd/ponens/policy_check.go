@@ -51,7 +51,7 @@ warning).`,
 				if err != nil {
 					return err
 				}
-				runs, err := readTraces(files, cfg.Trace.MaxEventBytes, cmd.ErrOrStderr())
+				runs, err := readTraces(files, cfg.Trace, cmd.ErrOrStderr())
 				if err != nil {
 					return exitWith(exitBadInput, "%v", err)
 				}

@@ -102,7 +102,7 @@ it. Stops cleanly on SIGINT or SIGTERM.`,
 			if err != nil {
 				return err
 			}
-			set, err := rf.load(cfg.Rules.HighStakesPaths, cfg.Rules.Enforce)
+			set, err := rf.load(cfg.Rules, cfg.Rules.Enforce)
 			if err != nil {
 				return err
 			}
@@ -197,7 +197,7 @@ nats.listen.`,
 			if err != nil {
 				return err
 			}
-			set, err := rf.load(cfg.Rules.HighStakesPaths, cfg.Rules.Enforce)
+			set, err := rf.load(cfg.Rules, cfg.Rules.Enforce)
 			if err != nil {
 				return err
 			}
@@ -382,5 +382,5 @@ func loadRules(cmd *cobra.Command, rf *ruleFlags) (*ruleset.Set, error) {
 	if err != nil {
 		return nil, err
 	}
-	return rf.load(cfg.Rules.HighStakesPaths, cfg.Rules.Enforce)
+	return rf.load(cfg.Rules, cfg.Rules.Enforce)
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/ponens/ponens/config"
 	"github.com/ponens/ponens/ingest/tracefile"
 	"github.com/ponens/ponens/schema"
 )
@@ -74,10 +75,10 @@ func isOutput(path string) bool {
 // naming the file, line and field. Values of a reference trace read
 // leniently are warned about on notes, one line each, and the trace is read
 // all the same.
-func readTraces(paths []string, maxLine int, notes io.Writer) ([]namedRun, error) {
+func readTraces(paths []string, limits config.TraceConfig, notes io.Writer) ([]namedRun, error) {
 	var out []namedRun
 	for _, p := range paths {
-		f, err := tracefile.ReadFile(p, maxLine)
+		f, err := tracefile.ReadFile(p, tracefile.Limits{MaxLine: limits.MaxEventBytes, MaxFileBytes: limits.MaxFileBytes, MaxReferenceBytes: limits.MaxReferenceBytes})
 		if err != nil {
 			return nil, err
 		}

@@ -13,6 +13,13 @@
 //	DEADLETTER  <prefix>.dlq.<reason>: headers Ponens-Error, Ponens-Reason,
 //	            Ponens-Source (and Ponens-Truncated), body the refused bytes
 //
+// EVENTS and VERDICTS may be bounded (StreamConfig.Events, .Verdicts) and
+// then discard new messages at the bound: the publisher gets ErrStreamFull
+// instead of the stream evicting events no worker has read (a worker may
+// replay an open run's events at a takeover, so even read ones may still
+// be needed; only MaxAge removes them). DEADLETTER drops its oldest
+// entries at its bound. Usage and WatchLimits say how close each is.
+//
 // The partition count of EVENTS is fixed once the stream exists: moving a
 // run to another partition would split its events between two workers, so
 // Provision refuses to change it.
@@ -27,7 +34,9 @@
 // reason (disconnection, no stream responder, cluster unavailable) with the
 // same message id, so that JetStream stores it once however often it is
 // sent within the duplicate window. An acknowledgement that reports a
-// duplicate is a success.
+// duplicate is a success. CloseContext bounds the wait for the last
+// acknowledgements, and PublishReport with Receipts says per run which
+// events were acknowledged, so that a publish cut short can be repeated.
 //
 // A retried event may be stored after events of its run that were published
 // later; workers order a run's events by seq, not by stream position.

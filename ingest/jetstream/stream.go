@@ -31,6 +31,34 @@ type StreamConfig struct {
 	Replicas int
 	// Memory keeps the streams in memory instead of files.
 	Memory bool
+	// Events, Verdicts and DeadLetters bound each stream (0: no bound).
+	// At its bound EVENTS and VERDICTS refuse new messages (the publisher
+	// gets ErrStreamFull, the gateway answers 503) rather than evicting
+	// stored ones a worker may not have read; DEADLETTER, a record for
+	// people, drops its oldest entries.
+	Events, Verdicts, DeadLetters Limits
+}
+
+// Limits bounds one stream. Zero values mean no bound; MaxAge 0 takes
+// StreamConfig.MaxAge.
+type Limits struct {
+	MaxBytes int64
+	MaxMsgs  int64
+	MaxAge   time.Duration
+}
+
+// apply sets l on sc.
+func (l Limits) apply(sc *natsjs.StreamConfig) {
+	sc.MaxBytes, sc.MaxMsgs = -1, -1
+	if l.MaxBytes > 0 {
+		sc.MaxBytes = l.MaxBytes
+	}
+	if l.MaxMsgs > 0 {
+		sc.MaxMsgs = l.MaxMsgs
+	}
+	if l.MaxAge > 0 {
+		sc.MaxAge = l.MaxAge
+	}
 }
 
 // Subjects returns the subject names under the configured prefix.
@@ -64,7 +92,7 @@ func (c StreamConfig) streams() []natsjs.StreamConfig {
 			Description: desc,
 			Subjects:    subjects,
 			Retention:   natsjs.LimitsPolicy,
-			Discard:     natsjs.DiscardOld,
+			Discard:     natsjs.DiscardNew,
 			MaxAge:      c.MaxAge,
 			Storage:     storage,
 			Replicas:    replicas,
@@ -73,9 +101,14 @@ func (c StreamConfig) streams() []natsjs.StreamConfig {
 	events := base(schema.StreamEvents, "ponens trace events, partitioned by run", s.EventsIn())
 	events.Duplicates = dup
 	events.SubjectTransform = &natsjs.SubjectTransformConfig{Source: s.EventsIn(), Destination: s.PartitionTransform()}
+	c.Events.apply(&events)
 	verdicts := base(schema.StreamVerdicts, "ponens verdict transitions", s.VerdictsIn())
 	verdicts.Duplicates = vdup
+	c.Verdicts.apply(&verdicts)
 	dlq := base(schema.StreamDeadLetter, "ponens refused inputs, with the reason", s.DeadLettersIn())
+	dlq.Discard = natsjs.DiscardOld
+	dlq.Duplicates = dup
+	c.DeadLetters.apply(&dlq)
 	return []natsjs.StreamConfig{events, verdicts, dlq}
 }
 

@@ -43,15 +43,15 @@ func TestRead(t *testing.T) {
 }
 
 func TestReadFile(t *testing.T) {
-	f, err := ReadFile("../../schema/testdata/stream.jsonl", 0)
+	f, err := ReadFile("../../schema/testdata/stream.jsonl", Limits{})
 	if err != nil || f.Reference || len(f.Runs) != 2 || f.Warnings != nil {
 		t.Errorf("stream: %v, %+v", err, f)
 	}
-	f, err = ReadFile("../../testdata/corpus/traces/refund_violating.json", 0)
+	f, err = ReadFile("../../testdata/corpus/traces/refund_violating.json", Limits{})
 	if err != nil || !f.Reference || len(f.Runs) != 1 || len(f.Warnings) != 4 {
 		t.Errorf("reference trace: %v, %+v", err, f)
 	}
-	if _, err := ReadFile("missing.json", 0); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := ReadFile("missing.json", Limits{}); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("missing file: %v", err)
 	}
 }

@@ -14,10 +14,12 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/ponens/ponens/internal/readlimit"
 	"github.com/ponens/ponens/policy/eval"
 	"github.com/ponens/ponens/policy/ltl"
 	"github.com/ponens/ponens/policy/policymd"
 	"github.com/ponens/ponens/policy/stdcheck"
+	"github.com/ponens/ponens/schema"
 )
 
 // Mode is what the engine does when a rule is violated (seed 001).
@@ -98,6 +100,7 @@ type Set struct {
 	Skipped Problems
 
 	declared map[string]*Problem // where each rule id was first declared
+	maxBytes int64               // the file limit of the Load that made it
 }
 
 // Enforced returns the mode the engine actually enforces for r.
@@ -154,6 +157,15 @@ func (ps Problems) Error() string {
 	return strings.Join(lines, "\n")
 }
 
+// unreadable is the problem of a file that could not be read: code
+// too-large for one over its limit, unreadable otherwise.
+func unreadable(file string, err error) *Problem {
+	if errors.Is(err, schema.ErrTooLarge) {
+		return &Problem{File: file, Code: "too-large", Msg: err.Error()}
+	}
+	return &Problem{File: file, Code: "unreadable", Msg: err.Error()}
+}
+
 // PolicyExtensions are the file extensions a directory load picks up, besides
 // files named POLICY.md.
 var PolicyExtensions = map[string]bool{".json": true, ".yaml": true, ".yml": true}
@@ -162,7 +174,20 @@ var PolicyExtensions = map[string]bool{".json": true, ".yaml": true, ".yml": tru
 // lexical order, recursively) into one Set. Rules with problems are left out
 // and every problem is returned; a nil Problems means everything loaded.
 func Load(paths ...string) (*Set, Problems) {
-	set := &Set{}
+	return LoadLimited(0, paths...)
+}
+
+// DefaultMaxFileBytes is the largest rules file or POLICY.md Load reads.
+const DefaultMaxFileBytes = 4 << 20
+
+// LoadLimited is Load refusing any file over maxBytes (rules.max_file_bytes;
+// DefaultMaxFileBytes when <= 0) before reading past it, as a problem with
+// code too-large.
+func LoadLimited(maxBytes int64, paths ...string) (*Set, Problems) {
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxFileBytes
+	}
+	set := &Set{maxBytes: maxBytes}
 	var probs Problems
 	for _, p := range paths {
 		files, err := expand(p)
@@ -175,9 +200,9 @@ func Load(paths ...string) (*Set, Problems) {
 				probs = append(probs, set.addPolicyMD(f)...)
 				continue
 			}
-			data, err := os.ReadFile(f)
+			data, err := readlimit.ReadFile(f, maxBytes, "rules.max_file_bytes")
 			if err != nil {
-				probs = append(probs, &Problem{File: f, Code: "unreadable", Msg: err.Error()})
+				probs = append(probs, unreadable(f, err))
 				continue
 			}
 			probs = append(probs, set.add(f, data)...)
@@ -324,7 +349,7 @@ func formulaPlace(n *yaml.Node, pe *ltl.Error) (line, col int) {
 // rules, with the mode their action implies (deny → deny, require_approval →
 // suspend, allow → observe).
 func (s *Set) addPolicyMD(file string) Problems {
-	pol, err := policymd.ParseFile(file, policymd.Options{})
+	pol, err := policymd.ParseFile(file, policymd.Options{MaxFileBytes: s.maxBytes})
 	if err != nil {
 		var vp policymd.Problems
 		if errors.As(err, &vp) {
@@ -334,7 +359,13 @@ func (s *Set) addPolicyMD(file string) Problems {
 			}
 			return probs
 		}
-		return Problems{{File: file, Code: "unreadable", Msg: err.Error()}}
+		return Problems{unreadable(file, err)}
+	}
+	for _, q := range s.Policies {
+		if q.Name == pol.Name {
+			return Problems{{File: file, Line: 1, Col: 1, Code: string(policymd.CodeShadowed),
+				Msg: fmt.Sprintf("policy %q is also loaded from %s: two POLICY.md files with one name would both be in force under it; refused, %s stays; rename one of them", pol.Name, q.File, q.File)}}
+		}
 	}
 	var probs Problems
 	for i := range pol.Rules {
