@@ -59,7 +59,7 @@ some could not be stored (the server unreachable, or refusing them).`,
 			}
 			ctx, stop := commandContext(cmd)
 			defer stop()
-			nc, js, err := openStreams(ctx, cfg.NATS, "ponens publish")
+			nc, js, err := openStreams(ctx, cfg.NATS, jetstream.RoleAgent, "ponens publish")
 			if err != nil {
 				return err
 			}
