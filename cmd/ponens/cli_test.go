@@ -80,7 +80,8 @@ func runBinary(t *testing.T, dir string, env []string, args ...string) cliResult
 	return cliResult{out.String(), errOut.String(), code}
 }
 
-// startServe runs `ponens serve` in dir on free loopback addresses and
+// startServe runs `ponens serve` in dir (its store the default data/nats,
+// with the per-role nkeys it generates) on free loopback addresses and
 // returns its NATS URL and gateway address once its gateway listens, and
 // its stderr; the process is stopped when the test ends.
 func startServe(t *testing.T, dir string) (string, string, *syncBuffer) {
@@ -88,7 +89,7 @@ func startServe(t *testing.T, dir string) (string, string, *syncBuffer) {
 	natsAddr, httpAddr := freeAddr(t), freeAddr(t)
 	repo, _ := filepath.Abs("../..")
 	cmd := exec.Command(ponensBinary(t), "serve", "--rules", filepath.Join(repo, "examples", "rules"),
-		"--listen", natsAddr, "--http", httpAddr, "--data", filepath.Join(dir, "nats"))
+		"--listen", natsAddr, "--http", httpAddr) // stores in dir/data/nats, where the other commands run in dir find its credentials
 	cmd.Dir = dir
 	var errOut syncBuffer
 	cmd.Stderr = &errOut
