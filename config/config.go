@@ -195,6 +195,13 @@ type NATSConfig struct {
 	// password (prefer PONENS_NATS_PASSWORD to a file). Never printed.
 	User     string `mapstructure:"user" yaml:"user"`
 	Password string `mapstructure:"password" yaml:"password"`
+	// Role is the role (agent, gateway, worker, alert, sink, admin) of the
+	// configured credentials: it names the reply subjects the client
+	// subscribes to (_INBOX_<role>), which the server allows only to that
+	// role. Empty: the user's name when it is a role's, else the role of
+	// the command (publish and decide: agent; ingest: gateway; worker:
+	// worker; manifest: sink; demo, bench and serve's provisioning: admin).
+	Role string `mapstructure:"role" yaml:"role"`
 	// NkeySeedFile is a file holding a user nkey seed to authenticate with.
 	NkeySeedFile string `mapstructure:"nkey_seed_file" yaml:"nkey_seed_file"`
 	// CredsFile is a NATS creds file (user JWT and seed) to authenticate
@@ -295,6 +302,11 @@ func (n NATSConfig) validateAuth() []string {
 	}
 	if len(given) > 1 {
 		errs = append(errs, fmt.Sprintf("%s: give one way to authenticate, not several", strings.Join(given, ", ")))
+	}
+	switch n.Role {
+	case "", "agent", "gateway", "worker", "alert", "sink", "admin":
+	default:
+		errs = append(errs, fmt.Sprintf("nats.role: must be agent, gateway, worker, alert, sink or admin, got %q", n.Role))
 	}
 	if (n.TLS.CertFile == "") != (n.TLS.KeyFile == "") {
 		errs = append(errs, "nats.tls.cert_file, nats.tls.key_file: give both or neither")

@@ -161,6 +161,12 @@ func TestCLIExitCodes(t *testing.T) {
 	defer taken.Close()
 	down := "nats://127.0.0.1:1" // port 1 on loopback refuses
 	url, gatewayAddr, serveLog := startServe(t, work)
+	for _, role := range []string{"agent", "gateway", "worker", "alert", "sink", "admin"} {
+		st, err := os.Stat(filepath.Join(work, "data", "nats", "credentials", role+".nk"))
+		if err != nil || st.Mode().Perm() != 0o600 {
+			t.Fatalf("serve's %s credentials: %v, %v", role, st, err)
+		}
+	}
 	noWait := []string{"PONENS_NATS_START_WAIT=0s"}
 	const formula = "G(GitCommit → P(RunTests))"
 
@@ -203,6 +209,15 @@ func TestCLIExitCodes(t *testing.T) {
 			want: `ponens decide: run "ended-1": the run has ended (run.finish at seq 2): no step can follow`, retry: true},
 		{name: "publish a directory", args: []string{"publish", "--url", url, ex("traces")}, want: "from 3 files"},
 		{name: "publish nothing", args: []string{"publish"}, code: 2, want: "ponens publish: give at least one trace file"},
+		{name: "publish without credentials", args: []string{"publish", "--url", url, ended}, env: []string{"PONENS_NATS_STORE_DIR=" + notraces},
+			code: 3, want: "ponens publish: connect to " + url + " as agent: nats: Authorization Violation"},
+		{name: "publish with the sink's credentials", args: []string{"publish", "--url", url, ex("traces")},
+			env: []string{"PONENS_NATS_NKEY_SEED_FILE=" + filepath.Join(work, "data", "nats", "credentials", "sink.nk"), "PONENS_NATS_ROLE=sink"},
+			code: 3, want: `(the server does not let this client's user publish on ponens.events.*)`},
+		{name: "publish a user without password", args: []string{"publish", "--url", url, ended}, env: []string{"PONENS_NATS_USER=admin"},
+			code: 2, want: "ponens publish: config: nats.user, nats.password: give both or neither"},
+		{name: "publish a missing seed file", args: []string{"publish", "--url", url, ended}, env: []string{"PONENS_NATS_NKEY_SEED_FILE=nope.nk"},
+			code: 2, want: "ponens publish: nats credentials: nkey seed file: stat nope.nk: no such file or directory"},
 		{name: "publish service down", args: []string{"publish", "--url", down, ended}, code: 3, want: "ponens publish: connect to " + down},
 
 		{name: "manifest", args: []string{"manifest", "--url", url}, want: "tests_before_commit"},

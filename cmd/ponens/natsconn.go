@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -17,7 +18,16 @@ import (
 // nats.nkey_seed_file or nats.creds_file) when one is set, otherwise the
 // role's nkey seed that `ponens serve` generated under nats.store_dir when
 // it is there, otherwise none; and the TLS of nats.tls.
+//
+// The role chooses the inbox prefix: nats.role when set, else the user's
+// name when it is a role's, else the command's role.
 func clientAuth(c config.NATSConfig, role jetstream.Role) jetstream.ClientAuth {
+	if r, err := jetstream.ParseRole(c.User); err == nil {
+		role = r
+	}
+	if c.Role != "" {
+		role = jetstream.Role(c.Role)
+	}
 	a := jetstream.ClientAuth{
 		Role: role, User: c.User, Password: c.Password, NkeySeedFile: c.NkeySeedFile, CredsFile: c.CredsFile,
 		CAFile: c.TLS.CAFile, CertFile: c.TLS.CertFile, KeyFile: c.TLS.KeyFile,
@@ -39,8 +49,21 @@ func natsOptions(c config.NATSConfig, role jetstream.Role, name string) ([]nats.
 	if err != nil {
 		return nil, exitWith(exitBadInput, "%s: nats credentials: %v", name, err)
 	}
-	opts := []nats.Option{nats.Name(fmt.Sprintf("%s (%s)", name, role)), nats.MaxReconnects(-1), nats.ReconnectWait(250 * time.Millisecond)}
+	opts := []nats.Option{nats.Name(fmt.Sprintf("%s (%s)", name, role)), nats.MaxReconnects(-1), nats.ReconnectWait(250 * time.Millisecond),
+		nats.ErrorHandler(asyncErrors(name))}
 	return append(opts, auth...), nil
+}
+
+// asyncErrors prints each distinct error the server reports on a
+// connection of the command name (a permission violation, a slow
+// consumer) once on stderr, prefixed with the command.
+func asyncErrors(name string) nats.ErrHandler {
+	var seen sync.Map
+	return func(_ *nats.Conn, _ *nats.Subscription, err error) {
+		if _, dup := seen.LoadOrStore(err.Error(), true); !dup {
+			fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
+		}
+	}
 }
 
 // connectNATS connects to the configured server in role; with wait, it
