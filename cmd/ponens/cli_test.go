@@ -212,7 +212,7 @@ func TestCLIExitCodes(t *testing.T) {
 		{name: "publish without credentials", args: []string{"publish", "--url", url, ended}, env: []string{"PONENS_NATS_STORE_DIR=" + notraces},
 			code: 3, want: "ponens publish: connect to " + url + " as agent: nats: Authorization Violation"},
 		{name: "publish with the sink's credentials", args: []string{"publish", "--url", url, ex("traces")},
-			env: []string{"PONENS_NATS_NKEY_SEED_FILE=" + filepath.Join(work, "data", "nats", "credentials", "sink.nk"), "PONENS_NATS_ROLE=sink"},
+			env:  []string{"PONENS_NATS_NKEY_SEED_FILE=" + filepath.Join(work, "data", "nats", "credentials", "sink.nk"), "PONENS_NATS_ROLE=sink"},
 			code: 3, want: `(the server does not let this client's user publish on ponens.events.*)`},
 		{name: "publish a user without password", args: []string{"publish", "--url", url, ended}, env: []string{"PONENS_NATS_USER=admin"},
 			code: 2, want: "ponens publish: config: nats.user, nats.password: give both or neither"},

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-
 	"github.com/spf13/cobra"
 
 	"github.com/ponens/ponens/config"
