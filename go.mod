@@ -18,7 +18,10 @@ require (
 	gopkg.in/yaml.v3 v3.0.1
 )
 
-require github.com/nats-io/nkeys v0.4.17
+require (
+	github.com/nats-io/jwt/v2 v2.8.3
+	github.com/nats-io/nkeys v0.4.17
+)
 
 require (
 	github.com/antithesishq/antithesis-sdk-go v0.9.0-default-no-op // indirect
@@ -26,7 +29,6 @@ require (
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/klauspost/compress v1.20.4 // indirect
 	github.com/minio/highwayhash v1.0.4 // indirect
-	github.com/nats-io/jwt/v2 v2.8.3 // indirect
 	github.com/nats-io/nuid v1.0.1 // indirect
 	github.com/pbnjay/memory v0.0.0-20210728143218-7b4eea64cf58 // indirect
 	github.com/pelletier/go-toml/v2 v2.2.4 // indirect

@@ -9,7 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/jwt/v2"
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nkeys"
 	natsjs "github.com/nats-io/nats.go/jetstream"
 
 	"github.com/ponens/ponens/ingest/jetstream"
@@ -209,5 +212,77 @@ func TestEnsureCredentials(t *testing.T) {
 	}
 	if _, _, err := jetstream.EnsureCredentials(dir); err == nil || !strings.Contains(err.Error(), "chmod 600") {
 		t.Fatalf("a readable seed: %v", err)
+	}
+}
+
+// TestCredsFile: a client authenticates with a creds file (a user JWT and
+// its seed) to a server in operator mode (memory resolver), and the
+// permissions in the JWT hold: the agent's user publishes events and may
+// not publish verdicts.
+func TestCredsFile(t *testing.T) {
+	op, _ := nkeys.CreateOperator()
+	opPub, _ := op.PublicKey()
+	opClaims := jwt.NewOperatorClaims(opPub)
+	acc, _ := nkeys.CreateAccount()
+	accPub, _ := acc.PublicKey()
+	accJWT, err := jwt.NewAccountClaims(accPub).Encode(op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	user, _ := nkeys.CreateUser()
+	userPub, _ := user.PublicKey()
+	uc := jwt.NewUserClaims(userPub)
+	perms := jetstream.Permissions(jetstream.RoleAgent, testStreams.Subjects())
+	uc.Pub.Allow.Add(perms.Publish.Allow...)
+	uc.Sub.Allow.Add(perms.Subscribe.Allow...)
+	userJWT, err := uc.Encode(acc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed, _ := user.Seed()
+	creds, err := jwt.FormatUserConfig(userJWT, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "agent.creds")
+	if err := os.WriteFile(file, creds, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	url := jstest.Plain(t, func(o *server.Options) {
+		resolver := &server.MemAccResolver{}
+		if err := resolver.Store(accPub, accJWT); err != nil {
+			t.Fatal(err)
+		}
+		o.TrustedOperators, o.AccountResolver = []*jwt.OperatorClaims{opClaims}, resolver
+	})
+	if _, err := nats.Connect(url); err == nil {
+		t.Fatal("connected without credentials")
+	}
+	opts, err := jetstream.ClientAuth{Role: jetstream.RoleAgent, CredsFile: file}.Options()
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 4)
+	nc, err := nats.Connect(url, append(opts, nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { errs <- err }))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	if err := nc.Publish(testStreams.Subjects().Event("r1"), []byte("{}")); err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Publish("ponens.verdicts.3.victim", []byte("{}")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-errs:
+		if !errors.Is(err, nats.ErrPermissionViolation) || !strings.Contains(err.Error(), `"ponens.verdicts.3.victim"`) {
+			t.Fatalf("%v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the verdict was not refused")
+	}
+	if _, err := (jetstream.ClientAuth{CredsFile: "nope.creds"}).Options(); err == nil {
+		t.Fatal("a missing creds file is accepted")
 	}
 }
