@@ -86,7 +86,13 @@ the HTTP ingest gateway (gateway.listen, --http), --workers monitor workers
 sharing the partitions, and the alert stage. With nats.url (--url) it joins
 an existing NATS cluster instead of embedding one. With --demo it also
 publishes a synthetic fleet of agents and prints what the monitor made of
-it. Stops cleanly on SIGINT or SIGTERM.`,
+it. Stops cleanly on SIGINT or SIGTERM.
+
+The embedded server accepts only the users of nats.server.users, each
+limited to its role; with none configured, serve generates an nkey seed per
+role under <nats.store_dir>/credentials/<role>.nk, connects each of its
+parts in its role, and the other commands run with the same
+nats.store_dir pick their role's seed up (docs/security.md).`,
 		Example: `  ponens serve --rules examples/rules --demo
   ponens serve --rules examples/rules --data /var/lib/ponens --http 0.0.0.0:8080
   ponens serve --rules examples/rules --url nats://nats-1:4222 --workers 4`,
