@@ -12,8 +12,8 @@ import (
 	"github.com/nats-io/jwt/v2"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nkeys"
 	natsjs "github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nkeys"
 
 	"github.com/ponens/ponens/ingest/jetstream"
 	"github.com/ponens/ponens/ingest/jetstream/jstest"
