@@ -210,6 +210,28 @@ type NATSConfig struct {
 	// LimitAlarm is the fraction of a stream's bound at which `serve` and
 	// `ingest` log a warning and GET /v1/streams sets "alarm".
 	LimitAlarm float64 `mapstructure:"limit_alarm" yaml:"limit_alarm"`
+
+	// User and Password authenticate the clients of the commands with a
+	// password (prefer PONENS_NATS_PASSWORD to a file). Never printed.
+	User     string `mapstructure:"user" yaml:"user"`
+	Password string `mapstructure:"password" yaml:"password"`
+	// Role is the role (agent, gateway, worker, alert, sink, admin) of the
+	// configured credentials: it names the reply subjects the client
+	// subscribes to (_INBOX_<role>), which the server allows only to that
+	// role. Empty: the user's name when it is a role's, else the role of
+	// the command (publish and decide: agent; ingest: gateway; worker:
+	// worker; manifest: sink; demo, bench and serve's provisioning: admin).
+	Role string `mapstructure:"role" yaml:"role"`
+	// NkeySeedFile is a file holding a user nkey seed to authenticate with.
+	NkeySeedFile string `mapstructure:"nkey_seed_file" yaml:"nkey_seed_file"`
+	// CredsFile is a NATS creds file (user JWT and seed) to authenticate
+	// with, for a server in operator mode.
+	CredsFile string `mapstructure:"creds_file" yaml:"creds_file"`
+	// TLS is how the clients check the server's certificate and which
+	// certificate they present.
+	TLS ClientTLSConfig `mapstructure:"tls" yaml:"tls"`
+	// Server configures who the embedded server accepts.
+	Server ServerConfig `mapstructure:"server" yaml:"server"`
 }
 
 // StreamLimits bounds a stream in bytes and messages (0: no bound).
@@ -224,6 +246,122 @@ type DeadLetterLimits struct {
 	MaxBytes int64 `mapstructure:"max_bytes" yaml:"max_bytes"`
 	// MaxAge is how long a dead letter is kept (0: nats.max_age).
 	MaxAge time.Duration `mapstructure:"max_age" yaml:"max_age"`
+}
+
+// ClientTLSConfig is the TLS of the clients' connections to NATS.
+type ClientTLSConfig struct {
+	// CAFile is the CA (PEM) that signed the server's certificate; empty
+	// trusts the system's roots.
+	CAFile string `mapstructure:"ca_file" yaml:"ca_file"`
+	// CertFile and KeyFile are the client certificate and its key (PEM),
+	// for a server that requires client certificates.
+	CertFile string `mapstructure:"cert_file" yaml:"cert_file"`
+	KeyFile  string `mapstructure:"key_file" yaml:"key_file"`
+}
+
+// ServerConfig configures the authentication and TLS of the embedded
+// server. With no user configured, ponens serve generates an nkey per
+// role under <store_dir>/credentials and requires them.
+type ServerConfig struct {
+	Users ServerUsers     `mapstructure:"users" yaml:"users"`
+	TLS   ServerTLSConfig `mapstructure:"tls" yaml:"tls"`
+}
+
+// ServerUsers has the credentials of each role's user: a password (the
+// user name is the role's name) or an nkey public key.
+type ServerUsers struct {
+	Agent   UserConfig `mapstructure:"agent" yaml:"agent"`
+	Gateway UserConfig `mapstructure:"gateway" yaml:"gateway"`
+	Worker  UserConfig `mapstructure:"worker" yaml:"worker"`
+	Alert   UserConfig `mapstructure:"alert" yaml:"alert"`
+	Sink    UserConfig `mapstructure:"sink" yaml:"sink"`
+	Admin   UserConfig `mapstructure:"admin" yaml:"admin"`
+}
+
+// UserConfig is how one role's user authenticates: a password or an nkey
+// public key (starting with U), not both. Both empty: no such user.
+type UserConfig struct {
+	Password string `mapstructure:"password" yaml:"password"`
+	Nkey     string `mapstructure:"nkey" yaml:"nkey"`
+}
+
+// ByRole returns the configured users by role name, in the order of the
+// roles (agent, gateway, worker, alert, sink, admin); users with neither a
+// password nor an nkey are left out.
+func (u ServerUsers) ByRole() []RoleUser {
+	var out []RoleUser
+	for _, r := range []RoleUser{{"agent", u.Agent}, {"gateway", u.Gateway}, {"worker", u.Worker}, {"alert", u.Alert}, {"sink", u.Sink}, {"admin", u.Admin}} {
+		if r.User != (UserConfig{}) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// RoleUser is a role's name and its user.
+type RoleUser struct {
+	Role string
+	User UserConfig
+}
+
+// ServerTLSConfig makes the embedded server require TLS.
+type ServerTLSConfig struct {
+	// CertFile and KeyFile are the server's certificate and key (PEM);
+	// setting them turns TLS on.
+	CertFile string `mapstructure:"cert_file" yaml:"cert_file"`
+	KeyFile  string `mapstructure:"key_file" yaml:"key_file"`
+	// CAFile is the CA (PEM) client certificates are checked with.
+	CAFile string `mapstructure:"ca_file" yaml:"ca_file"`
+	// ClientCerts requires every client to present a certificate CAFile
+	// verifies.
+	ClientCerts bool `mapstructure:"client_certs" yaml:"client_certs"`
+}
+
+// validateAuth checks the credentials and TLS settings of the nats
+// section.
+func (n NATSConfig) validateAuth() []string {
+	var errs []string
+	given := []string{}
+	if n.User != "" || n.Password != "" {
+		given = append(given, "nats.user/nats.password")
+		if n.User == "" || n.Password == "" {
+			errs = append(errs, "nats.user, nats.password: give both or neither")
+		}
+	}
+	if n.NkeySeedFile != "" {
+		given = append(given, "nats.nkey_seed_file")
+	}
+	if n.CredsFile != "" {
+		given = append(given, "nats.creds_file")
+	}
+	if len(given) > 1 {
+		errs = append(errs, fmt.Sprintf("%s: give one way to authenticate, not several", strings.Join(given, ", ")))
+	}
+	switch n.Role {
+	case "", "agent", "gateway", "worker", "alert", "sink", "admin":
+	default:
+		errs = append(errs, fmt.Sprintf("nats.role: must be agent, gateway, worker, alert, sink or admin, got %q", n.Role))
+	}
+	if (n.TLS.CertFile == "") != (n.TLS.KeyFile == "") {
+		errs = append(errs, "nats.tls.cert_file, nats.tls.key_file: give both or neither")
+	}
+	for _, u := range n.Server.Users.ByRole() {
+		key := "nats.server.users." + u.Role
+		switch {
+		case u.User.Password != "" && u.User.Nkey != "":
+			errs = append(errs, fmt.Sprintf("%s: give a password or an nkey, not both", key))
+		case u.User.Nkey != "" && !strings.HasPrefix(u.User.Nkey, "U"):
+			errs = append(errs, fmt.Sprintf("%s.nkey: must be a user public key (starting with U), got %q", key, u.User.Nkey))
+		}
+	}
+	t := n.Server.TLS
+	if (t.CertFile == "") != (t.KeyFile == "") {
+		errs = append(errs, "nats.server.tls.cert_file, nats.server.tls.key_file: give both or neither")
+	}
+	if t.ClientCerts && (t.CAFile == "" || t.CertFile == "") {
+		errs = append(errs, "nats.server.tls.client_certs: needs nats.server.tls.ca_file to check them with, and the server's own cert_file and key_file")
+	}
+	return errs
 }
 
 // GatewayConfig configures the HTTP ingest gateway.
@@ -453,7 +591,7 @@ func (n NATSConfig) validate() []string {
 	if err := checkHostPort(n.Listen); err != nil {
 		errs = append(errs, fmt.Sprintf("nats.listen: %v", err))
 	}
-	return errs
+	return append(errs, n.validateAuth()...)
 }
 
 // validate checks the gateway section.

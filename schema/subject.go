@@ -118,6 +118,18 @@ func (s Subjects) Alert(ruleID string) string { return s.Prefix + ".alerts." + R
 // Decide is the request subject of the decision service for partition k.
 func (s Subjects) Decide(k int) string { return fmt.Sprintf("%s.decide.%d", s.Prefix, k) }
 
+// The key-value buckets of the monitor workers (Subjects.Bucket).
+const (
+	BucketWorkers     = "workers"     // the live workers
+	BucketLeases      = "leases"      // who owns each partition
+	BucketCheckpoints = "checkpoints" // each partition's checkpoint
+	BucketRules       = "rules"       // the rule manifest
+)
+
+// Bucket is the name of the workers' key-value bucket name (BucketWorkers…)
+// under the prefix: <prefix>_<name>.
+func (s Subjects) Bucket(name string) string { return s.Prefix + "_" + name }
+
 // EventMsgID is the Nats-Msg-Id of an event: publishing it twice stores it
 // once.
 //
@@ -150,7 +162,7 @@ const HeaderRule = "Ponens-Rule"
 // Dead-letter headers: why an event was refused, and where.
 const (
 	HeaderError  = "Ponens-Error"  // the message: file/line/field and what was expected
-	HeaderReason = "Ponens-Reason" // a stable code: malformed, invalid, unknown-type, too-large, seq-gap, seq-repeat, after-end
+	HeaderReason = "Ponens-Reason" // a stable code: malformed, invalid, unknown-type, too-large, seq-gap, seq-repeat, after-end, run-mismatch
 	HeaderSource = "Ponens-Source" // where it came from: gateway, worker, publish
 )
 
@@ -178,6 +190,7 @@ const (
 	// ReasonConflictingDuplicate: the run and seq of a stored event, with
 	// other content.
 	ReasonConflictingDuplicate = "conflicting-duplicate"
+	ReasonRunMismatch          = "run-mismatch" // an event whose runId is not the run of the subject it came on
 )
 
 // Dead-letter sources: the values of HeaderSource.

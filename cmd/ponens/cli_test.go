@@ -80,7 +80,8 @@ func runBinary(t *testing.T, dir string, env []string, args ...string) cliResult
 	return cliResult{out.String(), errOut.String(), code}
 }
 
-// startServe runs `ponens serve` in dir on free loopback addresses and
+// startServe runs `ponens serve` in dir (its store the default data/nats,
+// with the per-role nkeys it generates) on free loopback addresses and
 // returns its NATS URL and gateway address once its gateway listens, and
 // its stderr; the process is stopped when the test ends.
 func startServe(t *testing.T, dir string) (string, string, *syncBuffer) {
@@ -88,7 +89,7 @@ func startServe(t *testing.T, dir string) (string, string, *syncBuffer) {
 	natsAddr, httpAddr := freeAddr(t), freeAddr(t)
 	repo, _ := filepath.Abs("../..")
 	cmd := exec.Command(ponensBinary(t), "serve", "--rules", filepath.Join(repo, "examples", "rules"),
-		"--listen", natsAddr, "--http", httpAddr, "--data", filepath.Join(dir, "nats"))
+		"--listen", natsAddr, "--http", httpAddr) // stores in dir/data/nats, where the other commands run in dir find its credentials
 	cmd.Dir = dir
 	var errOut syncBuffer
 	cmd.Stderr = &errOut
@@ -169,6 +170,12 @@ func TestCLIExitCodes(t *testing.T) {
 	defer taken.Close()
 	down := "nats://127.0.0.1:1" // port 1 on loopback refuses
 	url, gatewayAddr, serveLog := startServe(t, work)
+	for _, role := range []string{"agent", "gateway", "worker", "alert", "sink", "admin"} {
+		st, err := os.Stat(filepath.Join(work, "data", "nats", "credentials", role+".nk"))
+		if err != nil || st.Mode().Perm() != 0o600 {
+			t.Fatalf("serve's %s credentials: %v, %v", role, st, err)
+		}
+	}
 	noWait := []string{"PONENS_NATS_START_WAIT=0s"}
 	const formula = "G(GitCommit → P(RunTests))"
 
@@ -232,6 +239,15 @@ func TestCLIExitCodes(t *testing.T) {
 		{name: "publish a directory", args: []string{"publish", "--url", url, ex("traces")}, want: "from 3 files"},
 		{name: "publish nothing", args: []string{"publish"}, code: 2, want: "ponens publish: give at least one trace file"},
 		{name: "publish no timeout", args: []string{"publish", "--url", url, "--timeout", "0s", ended}, code: 2, want: "ponens publish: --timeout must be positive, got 0s"},
+		{name: "publish without credentials", args: []string{"publish", "--url", url, ended}, env: []string{"PONENS_NATS_STORE_DIR=" + notraces},
+			code: 3, want: "ponens publish: connect to " + url + " as agent: nats: Authorization Violation"},
+		{name: "publish with the sink's credentials", args: []string{"publish", "--url", url, ex("traces")},
+			env:  []string{"PONENS_NATS_NKEY_SEED_FILE=" + filepath.Join(work, "data", "nats", "credentials", "sink.nk"), "PONENS_NATS_ROLE=sink"},
+			code: 3, want: `(the server does not let this client's user publish on ponens.events.*)`},
+		{name: "publish a user without password", args: []string{"publish", "--url", url, ended}, env: []string{"PONENS_NATS_USER=admin"},
+			code: 2, want: "ponens publish: config: nats.user, nats.password: give both or neither"},
+		{name: "publish a missing seed file", args: []string{"publish", "--url", url, ended}, env: []string{"PONENS_NATS_NKEY_SEED_FILE=nope.nk"},
+			code: 2, want: "ponens publish: nats credentials: nkey seed file: stat nope.nk: no such file or directory"},
 		{name: "publish service down", args: []string{"publish", "--url", down, ended}, code: 3, want: "ponens publish: connect to " + down},
 		{name: "deadletters service down", args: []string{"deadletters", "--url", down}, code: 3, want: "ponens deadletters: connect to " + down},
 		{name: "deadletters bad since", args: []string{"deadletters", "--url", url, "--since", "-1h"}, code: 2, want: "ponens deadletters: --since must not be negative, got -1h0m0s"},

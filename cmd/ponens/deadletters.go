@@ -89,7 +89,7 @@ nats.listen. Exit 0, 2 on bad flags, 3 when NATS cannot be reached.`,
   ponens deadletters --since 1h --reason seq-gap --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withDeadLetters(cmd, &f, func(ctx context.Context, sub schema.Subjects, filt jetstream.DeadLetterFilter, js natsjs.JetStream) error {
+			return withDeadLetters(cmd, &f, jetstream.RoleSink, func(ctx context.Context, sub schema.Subjects, filt jetstream.DeadLetterFilter, js natsjs.JetStream) error {
 				dls, err := jetstream.ReadDeadLetters(ctx, js, sub, filt)
 				if err != nil {
 					return exitWith(exitUnavailable, "ponens deadletters: %v", err)
@@ -121,7 +121,7 @@ cannot be reached.`,
   ponens deadletters tail --reason after-end --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withDeadLetters(cmd, &f, func(ctx context.Context, sub schema.Subjects, filt jetstream.DeadLetterFilter, js natsjs.JetStream) error {
+			return withDeadLetters(cmd, &f, jetstream.RoleSink, func(ctx context.Context, sub schema.Subjects, filt jetstream.DeadLetterFilter, js natsjs.JetStream) error {
 				if filt.Since.IsZero() {
 					filt.Since = time.Now()
 				}
@@ -151,7 +151,7 @@ not decode, 3 when NATS cannot be reached or store them.`,
   ponens deadletters replay --since 1h --reason seq-gap`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withDeadLetters(cmd, &f, func(ctx context.Context, sub schema.Subjects, filt jetstream.DeadLetterFilter, js natsjs.JetStream) error {
+			return withDeadLetters(cmd, &f, jetstream.RoleAdmin, func(ctx context.Context, sub schema.Subjects, filt jetstream.DeadLetterFilter, js natsjs.JetStream) error {
 				pub := jetstream.NewPublisher(js, sub, jetstream.PublisherOptions{})
 				defer pub.Close()
 				results, err := jetstream.ReplayDeadLetters(ctx, js, sub, filt, pub)
@@ -191,9 +191,10 @@ func reportReplay(w io.Writer, results []jetstream.ReplayResult, st jetstream.St
 	return nil
 }
 
-// withDeadLetters loads the configuration, checks the flags, connects, and
+// withDeadLetters loads the configuration, checks the flags, connects in
+// role (sink to read the dead letters, admin to replay them as events), and
 // runs do until SIGINT or SIGTERM.
-func withDeadLetters(cmd *cobra.Command, f *deadLetterFlags, do func(context.Context, schema.Subjects, jetstream.DeadLetterFilter, natsjs.JetStream) error) error {
+func withDeadLetters(cmd *cobra.Command, f *deadLetterFlags, role jetstream.Role, do func(context.Context, schema.Subjects, jetstream.DeadLetterFilter, natsjs.JetStream) error) error {
 	name := commandName(cmd)
 	cfg, err := loadConfig(cmd, map[string]string{"url": "nats.url"})
 	if err != nil {
@@ -205,7 +206,7 @@ func withDeadLetters(cmd *cobra.Command, f *deadLetterFlags, do func(context.Con
 	}
 	ctx, stop := commandContext(cmd)
 	defer stop()
-	nc, js, err := openStreams(ctx, cfg.NATS, name)
+	nc, js, err := openStreams(ctx, cfg.NATS, role, name)
 	if err != nil {
 		return err
 	}

@@ -11,8 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go"
-
 	"github.com/spf13/cobra"
 
 	"github.com/ponens/ponens/config"
@@ -179,9 +177,9 @@ func decideLive(cmd *cobra.Command, cfg config.Config, runID, intent string, new
 	ctx, stop := commandContext(cmd)
 	defer stop()
 	url := natsURL(cfg.NATS)
-	nc, err := nats.Connect(url, nats.Name("ponens decide"))
+	nc, err := connectNATS(cfg.NATS, jetstream.RoleAgent, "ponens decide", false)
 	if err != nil {
-		return exitWith(exitUnavailable, "connect to %s: %v", url, err)
+		return err
 	}
 	defer nc.Close()
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)

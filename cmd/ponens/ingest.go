@@ -58,7 +58,7 @@ cannot be listened on, 3 when NATS cannot be reached.`,
 			defer stop()
 			log := newLogger(cmd, cfg.Log.Level)
 			setMemoryLimit(cfg.Runtime, log)
-			nc, js, err := openStreamsPatiently(ctx, cfg.NATS, "ponens ingest", log)
+			nc, js, err := openStreamsPatiently(ctx, cfg.NATS, jetstream.RoleGateway, "ponens ingest", log)
 			if err != nil {
 				return err
 			}
@@ -174,30 +174,26 @@ func streamConfig(c config.NATSConfig) jetstream.StreamConfig {
 	}
 }
 
-// openStreams connects to the configured NATS server and provisions the
-// streams, for a one-shot command: it fails at once when the server cannot
+// openStreams connects to the configured NATS server in role
+// (clientAuth) and provisions the streams, for a one-shot command: it fails at once when the server cannot
 // be reached. Its errors are exit errors: 2 when the configuration does not
 // fit the existing streams, 3 when the server cannot be reached or refuses.
-func openStreams(ctx context.Context, c config.NATSConfig, name string) (*nats.Conn, natsjs.JetStream, error) {
-	return dialStreams(ctx, c, name, 0, nil)
+func openStreams(ctx context.Context, c config.NATSConfig, role jetstream.Role, name string) (*nats.Conn, natsjs.JetStream, error) {
+	return dialStreams(ctx, c, role, name, 0, nil)
 }
 
 // openStreamsPatiently is openStreams for a command that serves: for up to
 // nats.start_wait it waits for the server to be reachable and for
 // JetStream to answer (jetstream.Unavailable), logging each new try.
-func openStreamsPatiently(ctx context.Context, c config.NATSConfig, name string, log *slog.Logger) (*nats.Conn, natsjs.JetStream, error) {
-	return dialStreams(ctx, c, name, c.StartWait, log)
+func openStreamsPatiently(ctx context.Context, c config.NATSConfig, role jetstream.Role, name string, log *slog.Logger) (*nats.Conn, natsjs.JetStream, error) {
+	return dialStreams(ctx, c, role, name, c.StartWait, log)
 }
 
-func dialStreams(ctx context.Context, c config.NATSConfig, name string, wait time.Duration, log *slog.Logger) (*nats.Conn, natsjs.JetStream, error) {
+func dialStreams(ctx context.Context, c config.NATSConfig, role jetstream.Role, name string, wait time.Duration, log *slog.Logger) (*nats.Conn, natsjs.JetStream, error) {
 	url := natsURL(c)
-	opts := []nats.Option{nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectWait(250 * time.Millisecond)}
-	if wait > 0 {
-		opts = append(opts, nats.RetryOnFailedConnect(true)) // connects in the background, as after a disconnection
-	}
-	nc, err := nats.Connect(url, opts...)
+	nc, err := connectNATS(c, role, name, wait > 0)
 	if err != nil {
-		return nil, nil, exitWith(exitUnavailable, "%s: connect to %s: %v", name, url, err)
+		return nil, nil, err
 	}
 	js, err := natsjs.New(nc, natsjs.WithPublishAsyncTimeout(jetstream.DefaultTimeout))
 	if err != nil {

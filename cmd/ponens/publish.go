@@ -79,7 +79,7 @@ sent to the dead letters as conflicting-duplicate, and the exit is 2.`,
 			defer stop()
 			ctx, cancel := context.WithTimeout(ctx, timeout)
 			defer cancel()
-			nc, js, err := openStreams(ctx, cfg.NATS, "ponens publish")
+			nc, js, err := openStreams(ctx, cfg.NATS, jetstream.RoleAgent, "ponens publish")
 			if err != nil {
 				return err
 			}

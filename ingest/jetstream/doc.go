@@ -1,7 +1,8 @@
 // Package jetstream is ponens's NATS JetStream side of ingest: the streams
 // (Provision), an in-process server for `ponens serve` and tests
-// (StartEmbedded), the Go publishing client agents use (Publisher) and the
-// dead-letter path (DeadLetters). Subject and stream names all come from
+// (StartEmbedded), the Go publishing client agents use (Publisher), the
+// dead-letter path (DeadLetters), and who may do what on NATS (Role,
+// Permissions, ClientAuth, EnsureCredentials). Subject and stream names all come from
 // schema.Subjects, the contract the monitor workers read by.
 //
 // # Streams
@@ -23,6 +24,21 @@
 // The partition count of EVENTS is fixed once the stream exists: moving a
 // run to another partition would split its events between two workers, so
 // Provision refuses to change it.
+//
+// # Roles
+//
+// Every client connects in a Role (agent, gateway, worker, alert, sink,
+// admin). An embedded server given Users accepts only them, each with the
+// allow lists of Permissions: only workers publish verdicts and answer
+// decision requests, only the alert stage publishes alerts, only admin
+// manages the pipeline's streams, and each role subscribes only to its own
+// reply prefix (InboxPrefix). ClientAuth turns a client's credentials
+// (password, nkey seed file or creds file) and TLS files into nats.Options;
+// EnsureCredentials generates and keeps a seed per role for a server that
+// ponens runs without configured users. Provision changes only streams that
+// differ from the configuration, so roles without stream rights start
+// against streams that exist as configured. A Publisher whose connection
+// the server denies publishing events fails at once.
 //
 // # Publishing
 //

@@ -304,6 +304,9 @@ func (p *Publisher) publish(ctx context.Context, ev *schema.Event, report func(e
 		return fail(err)
 	}
 
+	if err := p.denied(); err != nil {
+		return fail(err)
+	}
 	p.closeMu.RLock()
 	defer p.closeMu.RUnlock()
 	if p.closed {
@@ -534,16 +537,46 @@ func (p *Publisher) waitFor(it *pending) (*natsjs.PubAck, error) {
 	}
 	t := time.NewTimer(time.Until(it.deadline))
 	defer t.Stop()
-	select {
-	case ack := <-it.fut.Ok():
-		return ack, nil
-	case err := <-it.fut.Err():
-		return nil, err
-	case <-t.C:
-		return nil, fmt.Errorf("%w (waited %s)", natsjs.ErrAsyncPublishTimeout, p.opts.Timeout)
-	case <-p.abort:
-		return nil, ErrAbandoned
+	poll := time.NewTicker(deniedPoll)
+	defer poll.Stop()
+	for {
+		select {
+		case ack := <-it.fut.Ok():
+			return ack, nil
+		case err := <-it.fut.Err():
+			return nil, err
+		case <-t.C:
+			return nil, fmt.Errorf("%w (waited %s)", natsjs.ErrAsyncPublishTimeout, p.opts.Timeout)
+		case <-p.abort:
+			return nil, ErrAbandoned
+		case <-poll.C:
+			if err := p.denied(); err != nil {
+				return nil, err
+			}
+		}
 	}
+}
+
+// deniedPoll is how often an event waiting for its acknowledgement looks
+// for a permission violation: the server drops an event its client may not
+// publish and says so only on the connection, so the acknowledgement would
+// never come.
+const deniedPoll = 50 * time.Millisecond
+
+// denied returns an error wrapping nats.ErrPermissionViolation when the
+// server has refused to let the publisher's connection publish events
+// (its user's permissions do not allow the events subjects): retrying
+// cannot help, so events fail at once instead.
+func (p *Publisher) denied() error {
+	nc := p.js.Conn()
+	if nc == nil {
+		return nil
+	}
+	last := nc.LastError()
+	if errors.Is(last, nats.ErrPermissionViolation) && strings.Contains(strings.ToLower(last.Error()), strings.ToLower(`publish to "`+p.subjects.Prefix+`.events.`)) {
+		return fmt.Errorf("%w (the server does not let this client's user publish on %s)", last, p.subjects.EventsIn())
+	}
+	return nil
 }
 
 // Retryable reports whether a publish that failed with err may succeed when

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"regexp"
 	"strconv"
 	"time"
@@ -120,8 +121,10 @@ var partitionArg = regexp.MustCompile(`\{\{\s*[pP]artition\s*\(\s*(\d+)`)
 var ErrPartitionChange = errors.New("the EVENTS partitioning cannot change")
 
 // Provision creates the EVENTS, VERDICTS and DEADLETTER streams, or updates
-// them to cfg when they exist; running it again with the same cfg changes
-// nothing. It refuses (ErrPartitionChange) to change the partition count or
+// them to cfg when they exist otherwise; running it again with the same
+// cfg changes nothing and only looks the streams up, so that a client
+// without the right to manage streams (every role but admin) starts when
+// they exist as configured. It refuses (ErrPartitionChange) to change the partition count or
 // subject transform of an existing EVENTS stream: runs would move between
 // partitions while workers hold their state. To repartition, drain the
 // workers, delete the stream and provision it anew.
@@ -144,6 +147,9 @@ func Provision(ctx context.Context, js natsjs.JetStream, cfg StreamConfig) error
 			if err := checkPartitions(st.CachedInfo().Config, sc); err != nil {
 				return err
 			}
+		}
+		if sameStream(st.CachedInfo().Config, sc) {
+			continue // nothing to change: looking it up is all a role without stream rights may do
 		}
 		if _, err := js.UpdateStream(ctx, sc); err != nil {
 			return fmt.Errorf("provision: update stream %s: %w", sc.Name, err)
@@ -210,4 +216,38 @@ func partitionsOf(dest string) int {
 	}
 	n, _ := strconv.Atoi(m[1])
 	return n
+}
+
+// sameStream reports whether a stream configured as have needs no update
+// to be as want says: equal once the values the server fills in for what
+// a configuration leaves zero (no limit, the default duplicate window) and
+// its own metadata are set aside.
+func sameStream(have, want natsjs.StreamConfig) bool {
+	norm := func(c natsjs.StreamConfig) natsjs.StreamConfig {
+		for _, n := range []*int64{&c.MaxMsgs, &c.MaxBytes, &c.MaxMsgsPerSubject} {
+			if *n == 0 {
+				*n = -1
+			}
+		}
+		for _, n := range []*int{&c.MaxConsumers} {
+			if *n == 0 {
+				*n = -1
+			}
+		}
+		if c.MaxMsgSize == 0 {
+			c.MaxMsgSize = -1
+		}
+		if c.Duplicates == 0 {
+			c.Duplicates = 2 * time.Minute
+			if c.MaxAge > 0 && c.MaxAge < c.Duplicates {
+				c.Duplicates = c.MaxAge
+			}
+		}
+		if c.Replicas == 0 {
+			c.Replicas = 1
+		}
+		c.Metadata = nil
+		return c
+	}
+	return reflect.DeepEqual(norm(have), norm(want))
 }

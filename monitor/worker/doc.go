@@ -57,8 +57,10 @@
 // and replay skips the same seqs (they are in the checkpoint).
 // A run with no event for IdleAfter ends as ended without run.finish: its
 // pending rules become unresolved. Events that do not decode or validate,
-// are too large, or arrive after their run ended are dead letters with the
-// reason and the original payload.
+// are too large, arrive after their run ended, or name another run than
+// the subject they were published on (run-mismatch: judging it would split
+// a run between partitions) are dead letters with the reason and the
+// original payload.
 //
 // # Rules
 //

@@ -9,6 +9,7 @@ import (
 	"hash/fnv"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -404,6 +405,11 @@ func (p *partition) handle(ctx context.Context, msg jetstream.Msg) {
 	p.lastSeq, p.lastMsg = seq, msg
 	data := msg.Data()
 	ev, reason, err := p.decode(data)
+	if err == nil {
+		if err = sameRun(msg.Subject(), ev); err != nil {
+			reason = schema.ReasonRunMismatch
+		}
+	}
 	if err != nil {
 		if !replay {
 			p.dead(ctx, reason, err, data)
@@ -520,6 +526,22 @@ func (p *partition) decode(data []byte) (*schema.Event, string, error) {
 		return nil, schema.DeadLetterReason(err), err
 	}
 	return &ev, "", nil
+}
+
+// sameRun refuses an event whose runId is not the run of the subject it
+// was published on (its last token): the stream partitions by the subject,
+// so judging it would put a run's events in a partition whose worker does
+// not answer the run's decisions.
+func sameRun(subject string, ev *schema.Event) error {
+	tok := subject[strings.LastIndexByte(subject, '.')+1:]
+	run, err := schema.ParseRunToken(tok)
+	if err != nil {
+		return fmt.Errorf("subject %q: %w", subject, err)
+	}
+	if run != ev.RunID {
+		return fmt.Errorf("runId %q, seq %d: published on the subject of run %q (%s): an event goes on its own run's subject", ev.RunID, ev.Seq, run, subject)
+	}
+	return nil
 }
 
 // apply feeds an in-order event, decoded from raw, to its run and
