@@ -34,6 +34,7 @@ type Config struct {
 	Gateway GatewayConfig `mapstructure:"gateway" yaml:"gateway"`
 	Worker  WorkerConfig  `mapstructure:"worker" yaml:"worker"`
 	Runtime RuntimeConfig `mapstructure:"runtime" yaml:"runtime"`
+	Mapping MappingConfig `mapstructure:"mapping" yaml:"mapping"`
 }
 
 // RuntimeConfig tunes the Go runtime of the long-running commands (serve,
