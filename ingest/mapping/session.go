@@ -34,8 +34,10 @@ type Call struct {
 	Status string `json:"status,omitempty"`
 	// Result is the call's output, shortened into result_summary.
 	Result string `json:"result,omitempty"`
-	// TS is when the call was made.
+	// TS is when the call was made: the action's timestamp.
 	TS time.Time `json:"ts"`
+	// Done is when its result arrived: the event's ts (TS when zero).
+	Done time.Time `json:"done,omitzero"`
 }
 
 // Action statuses a call can have.
@@ -115,8 +117,12 @@ func (s *Session) Telemetry(ts time.Time, v json.RawMessage) schema.Event {
 func (s *Session) Call(c *Call) []schema.Event {
 	acts := s.actions(c, true)
 	evs := make([]schema.Event, len(acts))
+	ts := c.Done
+	if ts.IsZero() {
+		ts = c.TS
+	}
 	for i := range acts {
-		evs[i] = s.event(c.TS, schema.TypeAction)
+		evs[i] = s.event(ts, schema.TypeAction)
 		evs[i].Action = &acts[i]
 	}
 	return evs
