@@ -22,8 +22,8 @@ var importSubcommands []func() *cobra.Command
 
 func newImportCommand() *cobra.Command {
 	cmd := groupCommand("import", "Turn agent transcripts and traces of other tools into ponens trace events")
-	cmd.Example = `  ponens import claude-code ingest/claudecode/testdata/session.jsonl
-  ponens import claude-code --explain ingest/claudecode/testdata/session.jsonl`
+	cmd.Example = `  ponens import claude-code examples/imports/claude-code.jsonl
+  ponens import claude-code --explain examples/imports/claude-code.jsonl`
 	for _, add := range importSubcommands {
 		cmd.AddCommand(add())
 	}

@@ -33,9 +33,9 @@ The events go to stdout as JSON lines, to --out FILE, or with --publish to
 the EVENTS stream of a running service. Exit 0 on success, 2 when the
 transcript cannot be read (with its file, line and column), 3 when
 --publish cannot reach NATS.`,
-		Example: `  ponens import claude-code ingest/claudecode/testdata/session.jsonl
-  ponens import claude-code --explain --out /dev/null ingest/claudecode/testdata/session.jsonl
-  ponens import claude-code --latest --publish`,
+		Example: `  ponens import claude-code examples/imports/claude-code.jsonl
+  ponens import claude-code --explain --out /dev/null examples/imports/claude-code.jsonl
+  ponens import claude-code --latest --publish --url nats://127.0.0.1:4222`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := f.check(cmd); err != nil {

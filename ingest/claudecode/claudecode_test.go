@@ -20,7 +20,7 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 
 func importFixture(t *testing.T, explain func(int, string)) []schema.Event {
 	t.Helper()
-	f, err := os.Open("testdata/session.jsonl")
+	f, err := os.Open("../../examples/imports/claude-code.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestExampleRulesVerdicts(t *testing.T) {
 func TestExplainEveryLine(t *testing.T) {
 	lines := map[int][]string{}
 	importFixture(t, func(n int, what string) { lines[n] = append(lines[n], what) })
-	data, _ := os.ReadFile("testdata/session.jsonl")
+	data, _ := os.ReadFile("../../examples/imports/claude-code.jsonl")
 	total := bytes.Count(data, []byte("\n"))
 	for n := 1; n <= total; n++ {
 		if len(lines[n]) == 0 {
@@ -177,7 +177,7 @@ func TestLatest(t *testing.T) {
 // FuzzLine: no transcript line crashes the importer, and every event it
 // makes is a valid envelope.
 func FuzzLine(f *testing.F) {
-	data, _ := os.ReadFile("testdata/session.jsonl")
+	data, _ := os.ReadFile("../../examples/imports/claude-code.jsonl")
 	for _, l := range bytes.Split(data, []byte("\n")) {
 		f.Add(l)
 	}

@@ -136,25 +136,23 @@ func (s *Session) Propose(c *Call) []schema.Action {
 
 // Describe says which rule a call matches, for --explain.
 func (s *Session) Describe(c *Call) string {
-	r := s.table.Match(c.Tool, s.command(c))
+	r := s.table.Match(c.Tool, s.command(c, decodeInput(c)))
 	if r == nil {
 		return "no rule matches"
 	}
 	return fmt.Sprintf("rule %s:%d (%s)", r.File, r.Line, r.Type)
 }
 
-func (s *Session) command(c *Call) string {
+func (s *Session) command(c *Call, input map[string]json.RawMessage) string {
 	if c.Command != "" {
 		return c.Command
 	}
-	var in struct {
-		Command json.RawMessage `json:"command"`
-		Cmd     json.RawMessage `json:"cmd"`
+	raw, ok := input["command"]
+	if !ok {
+		raw = input["cmd"]
 	}
-	_ = json.Unmarshal(c.Input, &in)
-	raw := in.Command
-	if raw == nil {
-		raw = in.Cmd
+	if len(raw) == 0 {
+		return ""
 	}
 	var str string
 	if json.Unmarshal(raw, &str) == nil {
@@ -165,6 +163,16 @@ func (s *Session) command(c *Call) string {
 		return ShellJoin(argv)
 	}
 	return ""
+}
+
+// decodeInput is the call's input object; input that is not an object is
+// kept under "input".
+func decodeInput(c *Call) map[string]json.RawMessage {
+	input := map[string]json.RawMessage{}
+	if len(c.Input) > 0 && json.Unmarshal(c.Input, &input) != nil {
+		input = map[string]json.RawMessage{"input": c.Input}
+	}
+	return input
 }
 
 // ShellJoin joins an argv list into one command line; `bash -lc SCRIPT`
@@ -178,14 +186,11 @@ func ShellJoin(argv []string) string {
 
 // actions maps c; record keeps its lineage in the session.
 func (s *Session) actions(c *Call, record bool) []schema.Action {
-	cmd := s.command(c)
+	input := decodeInput(c)
+	cmd := s.command(c, input)
 	r := s.table.Match(c.Tool, cmd)
 	if r == nil {
 		r = &Rule{Type: "ToolCall", Category: "activity", File: "none"}
-	}
-	input := map[string]json.RawMessage{}
-	if len(c.Input) > 0 && json.Unmarshal(c.Input, &input) != nil {
-		input = map[string]json.RawMessage{"input": c.Input}
 	}
 	targets := c.Files
 	if len(targets) == 0 {

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 )
@@ -65,6 +66,8 @@ type Rule struct {
 	File string `yaml:"-"`
 
 	command *regexp.Regexp
+	exact   map[string]bool // the tool names without glob characters
+	globs   []string        // the others
 }
 
 // Table is the ordered mapping table. The zero value matches nothing.
@@ -109,14 +112,17 @@ func inFile(err error, file string) error {
 var validLineage = map[Lineage]bool{LineageNone: true, LineageEdit: true, LineageTest: true, LineageCommit: true}
 var validCategory = map[string]bool{"": true, "activity": true, "gateway": true, "reasoning": true, "governance": true}
 
-// Default returns the shipped table.
-func Default() *Table {
+// Default returns the shipped table. It is parsed once and shared: do
+// not modify it.
+func Default() *Table { return defaultTable() }
+
+var defaultTable = sync.OnceValue(func() *Table {
 	t, err := parse(defaultYAML, "default")
 	if err != nil {
 		panic("mapping: the shipped table does not parse: " + err.Error())
 	}
 	return t.table
-}
+})
 
 // Load returns the table a mapping file asks for: its rules before the
 // shipped ones, or alone when it says replace: true. An empty name is the
@@ -132,7 +138,7 @@ func Load(data []byte, name string) (*Table, error) {
 	if p.replace {
 		return p.table, nil
 	}
-	return &Table{Rules: append(p.table.Rules, Default().Rules...)}, nil
+	return &Table{Rules: slices.Concat(p.table.Rules, Default().Rules)}, nil
 }
 
 type parsed struct {
@@ -220,6 +226,14 @@ func parseRule(n *yaml.Node, file string) (*Rule, error) {
 	if r.Category == "" {
 		r.Category = "activity"
 	}
+	r.exact = map[string]bool{}
+	for _, t := range r.Tools {
+		if strings.ContainsAny(t, `*?[\`) {
+			r.globs = append(r.globs, t)
+		} else {
+			r.exact[t] = true
+		}
+	}
 	return r, nil
 }
 
@@ -286,16 +300,8 @@ func (t *Table) Match(tool, command string) *Rule {
 }
 
 func (r *Rule) matches(tool, command string) bool {
-	if r.command != nil && !r.command.MatchString(command) {
+	if !r.exact[tool] && !slices.ContainsFunc(r.globs, func(g string) bool { ok, _ := path.Match(g, tool); return ok }) {
 		return false
 	}
-	for _, t := range r.Tools {
-		if t == tool {
-			return true
-		}
-		if ok, _ := path.Match(t, tool); ok {
-			return true
-		}
-	}
-	return false
+	return r.command == nil || r.command.MatchString(command)
 }
