@@ -65,7 +65,7 @@ transcript cannot be read (with its file, line and column), 3 when
 			if err != nil {
 				return exitWith(exitBadInput, "%v", err)
 			}
-			if f.explain {
+			if f.explain || len(skipped) > 0 {
 				fmt.Fprintf(cmd.ErrOrStderr(), "%s: %d events of run %s; skipped %s\n", path, len(events), events[0].RunID, claudecode.SkippedString(skipped))
 			}
 			return f.emit(cmd, cfg, events)

@@ -40,6 +40,10 @@ func TestDefaultTable(t *testing.T) {
 		{"Bash", `{"command":"cargo test --all"}`, "RunTests", "shell.exec", "", "activity"},
 		{"Bash", `{"command":"echo go testing"}`, "RunCommand", "shell.exec", "", "activity"},
 		{"shell", `{"command":["bash","-lc","go test ./..."]}`, "RunTests", "shell.exec", "", "activity"},
+		{"shell", `{"command":["bash","-lc","sed -n 1,80p /repo/src/a.go"]}`, "ReadFile", "file.read", "src/a.go", "activity"},
+		{"Bash", `{"command":"cat -n README.md"}`, "ReadFile", "file.read", "README.md", "activity"},
+		{"Bash", `{"command":"cat a.go | wc -l"}`, "RunCommand", "shell.exec", "", "activity"},
+		{"shell", `{"command":["rg","-n","refund"]}`, "SearchCode", "file.read", "", "activity"},
 		{"Task", `{"prompt":"x"}`, "Delegate", "agent.delegate", "", "reasoning"},
 		{"mcp__github__create_issue", `{}`, "ToolCall", "tool.call", "", "activity"},
 	}

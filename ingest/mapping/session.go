@@ -194,7 +194,7 @@ func (s *Session) actions(c *Call, record bool) []schema.Action {
 	}
 	targets := c.Files
 	if len(targets) == 0 {
-		if t := s.target(r, input); t != "" {
+		if t := s.target(r, input, cmd); t != "" {
 			targets = []string{t}
 		}
 	}
@@ -227,9 +227,15 @@ func (s *Session) clone() *Session {
 	return &c
 }
 
-// target is the first of the rule's target fields the input has, as a
+// target is the command's "target" group when the rule's command
+// pattern has one, else the first of the rule's target fields the input has, as a
 // path relative to the session's directory when it lies under it.
-func (s *Session) target(r *Rule, input map[string]json.RawMessage) string {
+func (s *Session) target(r *Rule, input map[string]json.RawMessage, cmd string) string {
+	if i := r.commandTarget(); i > 0 {
+		if m := r.command.FindStringSubmatch(cmd); m != nil && m[i] != "" {
+			return s.rel(m[i])
+		}
+	}
 	for _, f := range r.Target {
 		var v string
 		if json.Unmarshal(input[f], &v) == nil && v != "" {

@@ -43,7 +43,8 @@ type Rule struct {
 	// Tools are tool names, exact or path.Match globs ("mcp__*", "*").
 	Tools []string `yaml:"tools"`
 	// Command, when set, is a regular expression the call's shell command
-	// must match (searched, not anchored).
+	// must match (searched, not anchored). A group named target gives the
+	// call's target (`cat (?P<target>\S+)`).
 	Command string `yaml:"command,omitempty"`
 	// Type is the action type (EditFile, RunTests, …).
 	Type string `yaml:"type"`
@@ -297,6 +298,15 @@ func (t *Table) Match(tool, command string) *Rule {
 		}
 	}
 	return nil
+}
+
+// commandTarget is the index of the command pattern's "target" group,
+// or -1.
+func (r *Rule) commandTarget() int {
+	if r.command == nil {
+		return -1
+	}
+	return r.command.SubexpIndex("target")
 }
 
 func (r *Rule) matches(tool, command string) bool {
