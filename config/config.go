@@ -35,6 +35,7 @@ type Config struct {
 	Worker  WorkerConfig  `mapstructure:"worker" yaml:"worker"`
 	Runtime RuntimeConfig `mapstructure:"runtime" yaml:"runtime"`
 	Mapping MappingConfig `mapstructure:"mapping" yaml:"mapping"`
+	OTLP    OTLPConfig    `mapstructure:"otlp" yaml:"otlp"`
 }
 
 // RuntimeConfig tunes the Go runtime of the long-running commands (serve,
@@ -211,6 +212,7 @@ func Default() Config {
 		Rules:   RulesConfig{Watch: true},
 		Log:     LogConfig{Level: "info"},
 		Runtime: RuntimeConfig{MemoryLimit: MemoryLimitAuto},
+		OTLP:    OTLPConfig{MaxBodyBytes: 20 << 20, ModelCalls: "telemetry"},
 		NATS: NATSConfig{
 			Prefix:          "ponens",
 			Partitions:      schema.DefaultPartitions,
@@ -293,6 +295,7 @@ func (c Config) Validate() error {
 	errs = append(errs, c.NATS.validate()...)
 	errs = append(errs, c.Gateway.validate()...)
 	errs = append(errs, c.Worker.validate()...)
+	errs = append(errs, c.OTLP.validate()...)
 	switch c.Runtime.MemoryLimit {
 	case MemoryLimitAuto, MemoryLimitOff:
 	default:
