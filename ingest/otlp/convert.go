@@ -392,4 +392,3 @@ func (c *Converter) Pending() []string {
 	sort.Strings(out)
 	return out
 }
-
