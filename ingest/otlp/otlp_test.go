@@ -177,6 +177,13 @@ func TestReceiver(t *testing.T) {
 	if status != http.StatusOK || resp.UnmarshalProto(body) != nil || resp.PartialSuccess().RejectedSpans() != 0 {
 		t.Fatalf("protobuf: %d %q", status, body)
 	}
+	// The spans of a run that has ended are rejected. (Without its root
+	// span, the first request keyed the run by its trace id: the
+	// conversation id is on the root span only.)
+	status, body = post(t, srv.URL, ContentJSON, "", first)
+	if status != http.StatusOK || !strings.Contains(string(body), `"rejectedSpans":"12"`) || !strings.Contains(string(body), "run 5b8efff798038103d269b633813fc60c has ended") {
+		t.Fatalf("after the end: %d %s", status, body)
+	}
 	var stored []schema.Event
 	for _, m := range jstest.Messages(t, js, schema.StreamEvents) {
 		var ev schema.Event
