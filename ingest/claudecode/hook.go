@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	segjson "github.com/segmentio/encoding/json"
+
 	"github.com/ponens/ponens/ingest/mapping"
 )
 
@@ -161,7 +163,7 @@ func (h History) Load() ([]mapping.Call, error) {
 			continue
 		}
 		var c mapping.Call
-		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
+		if err := segjson.Unmarshal(sc.Bytes(), &c); err != nil {
 			return nil, fmt.Errorf("%s:%d: expected a recorded call: %v", h.Path, n, err)
 		}
 		calls = append(calls, c)

@@ -31,8 +31,8 @@
 // # Lineage
 //
 //   - edit: a completed edit produces a SourceCode artifact
-//     "src:<file>@<n>", the file's n-th version, derived from and
-//     superseding version n-1, which the edit consumes;
+//     "src:<file>@<n>" named after the file, its n-th version, derived
+//     from and superseding version n-1, which the edit consumes;
 //   - test: a test run consumes the current version of each file edited
 //     since the last commit and produces a TestResult "test:<n>" whose
 //     payload status is passed, failed or unknown;

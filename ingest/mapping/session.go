@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	segjson "github.com/segmentio/encoding/json"
+
 	"github.com/ponens/ponens/schema"
 )
 
@@ -155,7 +157,7 @@ func (s *Session) command(c *Call, input map[string]json.RawMessage) string {
 		return ""
 	}
 	var str string
-	if json.Unmarshal(raw, &str) == nil {
+	if segjson.Unmarshal(raw, &str) == nil {
 		return str
 	}
 	var argv []string
@@ -169,7 +171,7 @@ func (s *Session) command(c *Call, input map[string]json.RawMessage) string {
 // kept under "input".
 func decodeInput(c *Call) map[string]json.RawMessage {
 	input := map[string]json.RawMessage{}
-	if len(c.Input) > 0 && json.Unmarshal(c.Input, &input) != nil {
+	if len(c.Input) > 0 && segjson.Unmarshal(c.Input, &input) != nil {
 		input = map[string]json.RawMessage{"input": c.Input}
 	}
 	return input
@@ -238,7 +240,7 @@ func (s *Session) target(r *Rule, input map[string]json.RawMessage, cmd string) 
 	}
 	for _, f := range r.Target {
 		var v string
-		if json.Unmarshal(input[f], &v) == nil && v != "" {
+		if segjson.Unmarshal(input[f], &v) == nil && v != "" {
 			return s.rel(v)
 		}
 	}
@@ -284,7 +286,7 @@ func (s *Session) action(c *Call, r *Rule, cmd string, input map[string]json.Raw
 	if cmd != "" {
 		payload["command"] = jsonString(cmd)
 	}
-	a.Payload, _ = json.Marshal(payload)
+	a.Payload, _ = segjson.Marshal(payload)
 	if c.ID != "" {
 		a.Extra = map[string]json.RawMessage{"callId": jsonString(c.ID)}
 	}
@@ -301,8 +303,7 @@ func (s *Session) lineage(a *schema.Action, kind Lineage, target, cmd string) {
 			return
 		}
 		v := s.versions[target]
-		art := schema.Artifact{ID: versionID(target, v+1), Type: "SourceCode", Name: target, ProducerActionID: &id,
-			Payload: mustJSON(map[string]any{"path": target, "version": v + 1})}
+		art := schema.Artifact{ID: versionID(target, v+1), Type: "SourceCode", Name: target, ProducerActionID: &id}
 		if v > 0 {
 			prev := versionID(target, v)
 			art.DerivedFrom, art.Supersedes = []string{prev}, []string{prev}
