@@ -254,6 +254,7 @@ func TestCLIExitCodes(t *testing.T) {
 		{name: "import otlp --publish", args: []string{"import", "otlp", "--publish", "--url", url, ex("imports/otlp.json")}, want: "published 15 events"},
 		{name: "hook", args: []string{"hook"}, want: "Available Commands:"},
 		{name: "hook --install without rules", args: []string{"hook", "claude-code", "--install"}, code: 2, want: "ponens hook claude-code: --install: give the --rules the hook loads"},
+		{name: "hook --url without --publish", args: []string{"hook", "claude-code", "--rules", ex("rules"), "--url", url}, code: 2, want: "ponens hook claude-code: --url is where --publish sends the events"},
 		{name: "hook --dry-run without --install", args: []string{"hook", "claude-code", "--dry-run", "--rules", ex("rules")}, code: 2, want: "ponens hook claude-code: --dry-run is for --install"},
 		{name: "watch claude-code service down", args: []string{"watch", "claude-code", "--url", down, work}, code: 3, want: "ponens watch claude-code: connect to " + down},
 		{name: "watch codex no directory", args: []string{"watch", "codex", "--url", url, "/nonexistent"}, code: 2, want: "ponens watch codex: /nonexistent: expected a directory of sessions"},

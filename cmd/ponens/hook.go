@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ponens/ponens/config"
 	"github.com/ponens/ponens/ingest/claudecode"
 	"github.com/ponens/ponens/ingest/mapping"
 	"github.com/ponens/ponens/monitor"
@@ -36,6 +37,7 @@ type hookOptions struct {
 	dir           string
 	dryRun        bool
 	explicitAllow bool
+	publish       bool
 }
 
 func newHookClaudeCodeCommand() *cobra.Command {
@@ -57,7 +59,9 @@ Claude Code's own permission settings decide; --explicit-allow answers
 
 On PostToolUse (and PostToolUseFailure) the completed call is added to the
 session's history, a file under --state (default
-$XDG_STATE_HOME/ponens/claude-code, else ~/.local/state/ponens/claude-code).
+$XDG_STATE_HOME/ponens/claude-code, else ~/.local/state/ponens/claude-code);
+with --publish its events also go to the EVENTS stream of a running
+service (--url), in the run named by the session id.
 
 --install writes the hook into DIR/.claude/settings.json (default: the
 current directory) for PreToolUse and PostToolUse on every tool, with the
@@ -66,7 +70,8 @@ diff of the file; --dry-run prints the diff only.
 
 Claude Code reads an answer only from a hook that exits 0: the hook exits
 0 whenever it answered, also for deny and ask. Exit 2 on bad input
-(Claude Code then blocks the call and shows the message).`,
+(Claude Code then blocks the call and shows the message), 3 when
+--publish cannot reach NATS.`,
 		Example: `  ponens hook claude-code --install --dry-run --rules examples/rules
   echo '{"session_id":"s1","hook_event_name":"PreToolUse","tool_name":"Write","tool_input":{"file_path":"config/.env"}}' | ponens hook claude-code --rules examples/rules --state .hook-state`,
 		Args: cobra.NoArgs,
@@ -85,6 +90,8 @@ Claude Code reads an answer only from a hook that exits 0: the hook exits
 	o.rf.register(cmd)
 	cmd.Flags().StringVar(&o.state, "state", "", "keep each session's completed calls in this `DIR`")
 	cmd.Flags().BoolVar(&o.explicitAllow, "explicit-allow", false, `answer "allow" when no rule objects (skips Claude Code's permission prompt)`)
+	cmd.Flags().BoolVar(&o.publish, "publish", false, "on PostToolUse, also publish the completed call's events to the EVENTS stream (run id: the session id)")
+	cmd.Flags().String("url", "", "with --publish: NATS server URL (nats.url; empty: the embedded server at nats.listen)")
 	cmd.Flags().BoolVar(&o.install, "install", false, "write the hook into DIR/.claude/settings.json")
 	cmd.Flags().StringVar(&o.dir, "dir", ".", "with --install: the project `DIR`")
 	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "with --install: print the diff, write nothing")
@@ -92,11 +99,14 @@ Claude Code reads an answer only from a hook that exits 0: the hook exits
 }
 
 func (o *hookOptions) runHook(cmd *cobra.Command) error {
+	if cmd.Flags().Changed("url") && !o.publish {
+		return exitWith(exitBadInput, "--url is where --publish sends the events: give --publish with it")
+	}
 	// A hook lives for one call and allocates little: collect garbage only
 	// near a bound instead of on every doubling of a small heap.
 	debug.SetGCPercent(-1)
 	debug.SetMemoryLimit(256 << 20)
-	cfg, err := loadConfig(cmd, nil)
+	cfg, err := loadConfig(cmd, map[string]string{"url": "nats.url"})
 	if err != nil {
 		return err
 	}
@@ -117,10 +127,13 @@ func (o *hookOptions) runHook(cmd *cobra.Command) error {
 	hist := claudecode.HistoryOf(dir, in.SessionID)
 	call := in.Call(time.Now())
 	if in.HookEventName != claudecode.PreToolUse {
-		if err := hist.Append(&call); err != nil {
-			return exitWith(exitBadInput, "--state: %v", err)
+		if !o.publish {
+			if err := hist.Append(&call); err != nil {
+				return exitWith(exitBadInput, "--state: %v", err)
+			}
+			return nil
 		}
-		return nil
+		return recordAndPublish(cmd, cfg, table, in, hist, &call)
 	}
 	set, err := o.rf.load(cfg.Rules.HighStakesPaths, true)
 	if err != nil {
@@ -143,6 +156,51 @@ func (o *hookOptions) runHook(cmd *cobra.Command) error {
 	return o.answer(cmd, d)
 }
 
+// recordAndPublish appends the completed call to the session's history
+// and publishes the events it adds to the session's run (run.start with
+// the first call), holding a lock on the history so that concurrent hooks
+// of one session number their events one after the other.
+func recordAndPublish(cmd *cobra.Command, cfg config.Config, table *mapping.Table, in *claudecode.HookInput, hist claudecode.History, call *mapping.Call) error {
+	unlock, err := hist.Lock()
+	if err != nil {
+		return exitWith(exitBadInput, "--state: %v", err)
+	}
+	defer unlock()
+	calls, err := hist.Load()
+	if err != nil {
+		return exitWith(exitBadInput, "%v", err)
+	}
+	before := len(sessionEvents(table, in, calls))
+	events := sessionEvents(table, in, append(calls, *call))[before:]
+	if err := publishEvents(cmd, cfg, events); err != nil {
+		return err
+	}
+	if err := hist.Append(call); err != nil {
+		return exitWith(exitBadInput, "--state: %v", err)
+	}
+	return nil
+}
+
+// sessionEvents are the events of the session's run so far: run.start
+// and the actions of its completed calls.
+func sessionEvents(table *mapping.Table, in *claudecode.HookInput, calls []mapping.Call) []schema.Event {
+	sess := mapping.NewSession(table, in.SessionID, in.Cwd)
+	ts := time.Now()
+	if len(calls) > 0 {
+		ts = calls[0].TS
+	}
+	events := []schema.Event{sess.Start(ts, hookStart())}
+	for i := range calls {
+		events = append(events, sess.Call(&calls[i])...)
+	}
+	return events
+}
+
+// hookStart is the run.start body of a session the hook records.
+func hookStart() *schema.RunStart {
+	return &schema.RunStart{Agent: "claude-code", Trigger: json.RawMessage(`{"type":"UserRequest"}`)}
+}
+
 // judgeCall replays the session's completed calls into a run of eng and
 // judges call as its next step: the most severe decision of its actions.
 func judgeCall(eng *monitor.Engine, table *mapping.Table, in *claudecode.HookInput, calls []mapping.Call, call *mapping.Call) (monitor.Decision, error) {
@@ -152,7 +210,7 @@ func judgeCall(eng *monitor.Engine, table *mapping.Table, in *claudecode.HookInp
 	if len(calls) > 0 {
 		ts = calls[0].TS
 	}
-	start := sess.Start(ts, &schema.RunStart{Agent: "claude-code", Trigger: json.RawMessage(`{"type":"UserRequest"}`)})
+	start := sess.Start(ts, hookStart())
 	if _, err := run.Add(&start); err != nil {
 		return monitor.Decision{}, exitWith(exitBadInput, "%v", err)
 	}

@@ -267,3 +267,38 @@ func twentyRules() string {
 	}
 	return sb.String()
 }
+
+// TestHookPublishes: with --publish, PostToolUse publishes the session's
+// completed calls to the running service, whose worker then knows the
+// run and judges a commit without tests as the local hook does.
+func TestHookPublishes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs ponens serve")
+	}
+	bin := ponensBinary(t)
+	work := t.TempDir()
+	url, _, _ := startServe(t, work)
+	repo, _ := filepath.Abs("../..")
+	args := []string{"--rules", filepath.Join(repo, "examples", "rules"), "--state", t.TempDir(), "--publish", "--url", url}
+	session := func(s string) string { return strings.Replace(s, "sess-1", "sess-pub", 1) }
+	for _, in := range []string{
+		hookInput("PostToolUse", "Read", `{"file_path":"/repo/a.go"}`),
+		hookInput("PostToolUse", "Edit", `{"file_path":"/repo/a.go","old_string":"a","new_string":"b"}`),
+	} {
+		if r := hookRun(t, bin, work, session(in), args...); r.code != 0 || !strings.Contains(r.stderr, "published") {
+			t.Fatalf("PostToolUse --publish: exit %d %s", r.code, r.stderr)
+		}
+	}
+	commit, _ := filepath.Abs("../../examples/decide/commit.json")
+	var r cliResult
+	for try := 0; try < 100; try++ {
+		r = runBinary(t, work, nil, "decide", "--run", "sess-pub", "--url", url, commit)
+		if r.code == 1 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if r.code != 1 || !strings.Contains(r.stdout, "deny by tests_before_commit") {
+		t.Errorf("the service on the published session: exit %d %s%s", r.code, r.stdout, r.stderr)
+	}
+}
