@@ -13,12 +13,11 @@ require (
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.1.0
 	github.com/spf13/viper v1.21.0
+	go.opentelemetry.io/collector/pdata v1.71.0 // OTLP trace requests (JSON with hex ids, protobuf) for ingest/otlp; brings grpc in through ptraceotlp
 	golang.org/x/sync v0.25.0
 	golang.org/x/term v0.47.0
 	gopkg.in/yaml.v3 v3.0.1
 )
-
-require go.opentelemetry.io/collector/pdata v1.71.0
 
 require (
 	github.com/antithesishq/antithesis-sdk-go v0.9.0-default-no-op // indirect
