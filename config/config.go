@@ -34,6 +34,8 @@ type Config struct {
 	Gateway GatewayConfig `mapstructure:"gateway" yaml:"gateway"`
 	Worker  WorkerConfig  `mapstructure:"worker" yaml:"worker"`
 	Runtime RuntimeConfig `mapstructure:"runtime" yaml:"runtime"`
+	Mapping MappingConfig `mapstructure:"mapping" yaml:"mapping"`
+	OTLP    OTLPConfig    `mapstructure:"otlp" yaml:"otlp"`
 }
 
 // RuntimeConfig tunes the Go runtime of the long-running commands (serve,
@@ -396,6 +398,7 @@ func Default() Config {
 		Rules:   RulesConfig{Watch: true, MaxFileBytes: 4 << 20},
 		Log:     LogConfig{Level: "info"},
 		Runtime: RuntimeConfig{MemoryLimit: MemoryLimitAuto},
+		OTLP:    OTLPConfig{MaxBodyBytes: 20 << 20, ModelCalls: "telemetry"},
 		NATS: NATSConfig{
 			Prefix:          "ponens",
 			Partitions:      schema.DefaultPartitions,
@@ -495,6 +498,7 @@ func (c Config) Validate() error {
 	errs = append(errs, c.Gateway.validate()...)
 	errs = append(errs, c.Worker.validate()...)
 	errs = append(errs, c.checkVerdictWindow()...)
+	errs = append(errs, c.OTLP.validate()...)
 	switch c.Runtime.MemoryLimit {
 	case MemoryLimitAuto, MemoryLimitOff:
 	default:

@@ -283,6 +283,31 @@ func TestCLIExitCodes(t *testing.T) {
 		{name: "policy codex guardian", args: []string{"policy", "codex", "guardian", "--dir", ex("rules")}, want: "project-guardrails"},
 		{name: "policy install", args: []string{"policy", "install", ex("rules"), "--dir", work}, want: "installed " + filepath.Join(work, ".policies")},
 		{name: "policy install nothing", args: []string{"policy", "install"}, code: 2, want: "ponens policy install: give exactly one SOURCE"},
+
+		{name: "import", args: []string{"import"}, want: "Available Commands:"},
+		{name: "import claude-code", args: []string{"import", "claude-code", ex("imports/claude-code.jsonl")}, want: `"type":"run.start"`},
+		{name: "import claude-code --explain", args: []string{"import", "claude-code", "--explain", "--out", filepath.Join(work, "cc.jsonl"), ex("imports/claude-code.jsonl")}, want: "seq 7 action 6 RunTests (failed)"},
+		{name: "import claude-code nothing", args: []string{"import", "claude-code"}, code: 2, want: "ponens import claude-code: give one TRANSCRIPT or --latest"},
+		{name: "import claude-code missing", args: []string{"import", "claude-code", "nope.jsonl"}, code: 2, want: "ponens import claude-code: open nope.jsonl: no such file or directory"},
+		{name: "import claude-code not a transcript", args: []string{"import", "claude-code", ended}, code: 2, want: "no line names a session (sessionId): not a Claude Code transcript"},
+		{name: "import claude-code --latest none", args: []string{"import", "claude-code", "--latest"}, env: []string{"CLAUDE_CONFIG_DIR=" + work}, code: 2, want: "ponens import claude-code: --latest: no Claude Code sessions for " + work},
+		{name: "import --out and --publish", args: []string{"import", "codex", "--out", "x", "--publish", ex("imports/codex.jsonl")}, code: 2, want: "ponens import codex: --out and --publish: give one"},
+		{name: "import --url without --publish", args: []string{"import", "codex", "--url", url, ex("imports/codex.jsonl")}, code: 2, want: "ponens import codex: --url is where --publish sends the events"},
+		{name: "import --publish service down", args: []string{"import", "claude-code", "--publish", "--url", down, ex("imports/claude-code.jsonl")}, code: 3, want: "ponens import claude-code: connect to " + down},
+		{name: "import claude-code --publish", args: []string{"import", "claude-code", "--publish", "--url", url, ex("imports/claude-code.jsonl")}, want: "published 11 events"},
+		{name: "import codex", args: []string{"import", "codex", ex("imports/codex.jsonl")}, want: "skipped 2 event_msg, 1 ghost_snapshot"},
+		{name: "import codex bad line", args: []string{"import", "codex", write("bad-rollout.jsonl", "{\"type\":\"session_meta\",\"payload\":{\"id\":\"s\"}}\n{oops\n")}, code: 2, want: "bad-rollout.jsonl:2:2: expected a JSON object (a rollout line)"},
+		{name: "import langfuse", args: []string{"import", "langfuse", ex("imports/langfuse.json")}, want: `"type":"run.finish"`},
+		{name: "import langfuse bad", args: []string{"import", "langfuse", ended}, code: 2, want: "ponens import langfuse: " + ended + ": expected a Langfuse trace"},
+		{name: "import otlp", args: []string{"import", "otlp", ex("imports/otlp.json")}, want: "execute_tool span without gen_ai.tool.name"},
+		{name: "import otlp bad --model-calls", args: []string{"import", "otlp", "--model-calls", "all", ex("imports/otlp.json")}, code: 2, want: `otlp.model_calls: expected telemetry, action or skip, got "all"`},
+		{name: "import otlp --publish", args: []string{"import", "otlp", "--publish", "--url", url, ex("imports/otlp.json")}, want: "published 15 events"},
+		{name: "hook", args: []string{"hook"}, want: "Available Commands:"},
+		{name: "hook --install without rules", args: []string{"hook", "claude-code", "--install"}, code: 2, want: "ponens hook claude-code: --install: give the --rules the hook loads"},
+		{name: "hook --url without --publish", args: []string{"hook", "claude-code", "--rules", ex("rules"), "--url", url}, code: 2, want: "ponens hook claude-code: --url is where --publish sends the events"},
+		{name: "hook --dry-run without --install", args: []string{"hook", "claude-code", "--dry-run", "--rules", ex("rules")}, code: 2, want: "ponens hook claude-code: --dry-run is for --install"},
+		{name: "watch claude-code service down", args: []string{"watch", "claude-code", "--url", down, work}, code: 3, want: "ponens watch claude-code: connect to " + down},
+		{name: "watch codex no directory", args: []string{"watch", "codex", "--url", url, "/nonexistent"}, code: 2, want: "ponens watch codex: /nonexistent: expected a directory of sessions"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.name == "manifest" { // an invalid event through the gateway, for the dead-letter log line
@@ -308,7 +333,7 @@ func TestCLIExitCodes(t *testing.T) {
 			if r.code != tc.code || !strings.Contains(where, tc.want) {
 				t.Errorf("ponens %s: exit %d, want %d and %q\nstdout:\n%s\nstderr:\n%s", strings.Join(tc.args, " "), r.code, tc.code, tc.want, r.stdout, r.stderr)
 			}
-			if r.code >= 2 && !regexp.MustCompile(`(?m)^ponens( [a-z]+)*: `).MatchString(r.stderr) {
+			if r.code >= 2 && !regexp.MustCompile(`(?m)^ponens( [a-z-]+)*: `).MatchString(r.stderr) {
 				t.Errorf("ponens %s: the error has no \"ponens <command>: \" prefix: %q", strings.Join(tc.args, " "), r.stderr)
 			}
 		})
@@ -370,6 +395,7 @@ func TestCLIConfigRefused(t *testing.T) {
 	}
 	args := map[string][]string{ // arguments the command's own checks need, met before the configuration is read
 		"check": {"x"}, "eval": {"x"}, "decide": {"x"}, "publish": {"x"}, "policy check": {"x"},
+		"import codex": {"x"}, "import langfuse": {"x"}, "import otlp": {"x"},
 	}
 	paths := commandPaths(newRootCommand())
 	if len(paths) < 15 {

@@ -95,6 +95,7 @@ func runGateway(ctx context.Context, cfg config.Config, nc *nats.Conn, js natsjs
 		},
 		Logger: log,
 	}, pub, loggedDeadLetters{jetstream.NewDeadLetters(js, subjects), log})
+	handler = withOTLP(handler, cfg, pub, log)
 	ln, err := net.Listen("tcp", cfg.Gateway.Listen)
 	if err != nil {
 		return exitWith(exitBadInput, "gateway.listen: %v", err)
@@ -109,6 +110,7 @@ func runGateway(ctx context.Context, cfg config.Config, nc *nats.Conn, js natsjs
 		auth = ", bearer token required"
 	}
 	fmt.Fprintf(announce, "gateway   http://%s/v1/events (POST), publishing to %s%s\n", ln.Addr(), natsURL(cfg.NATS), auth)
+	fmt.Fprintf(announce, "otlp      http://%s/v1/traces (POST, OpenTelemetry GenAI spans)\n", ln.Addr())
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	watchCtx, stopWatch := context.WithCancel(ctx)

@@ -94,7 +94,7 @@ sent to the dead letters as conflicting-duplicate, and the exit is 2.`,
 				return publishConflicts(cmd, receipts, jetstream.NewDeadLetters(js, streamConfig(cfg.NATS).Subjects()), n)
 			}
 			if incomplete := receipts.Incomplete(); len(incomplete) > 0 || sendErr != nil || closeErr != nil {
-				return publishFailed(ctx, cmd.ErrOrStderr(), timeout, incomplete, firstErr(sendErr, closeErr), st, total)
+				return publishFailed(ctx, cmd.ErrOrStderr(), timeout, incomplete, firstErr(sendErr, closeErr, receipts.Err()), st, total)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "published %d events of %d runs from %d files to %s: %d stored, %d already stored\n",
 				total, len(runs), len(files), natsURL(cfg.NATS), st.Stored, st.Duplicates)

@@ -21,6 +21,7 @@ type Receipts struct {
 	runs      map[string]*receipt
 	order     []string // runIds in the order first expected
 	conflicts []conflict
+	firstErr  error // the first refusal or failure other than a conflict
 }
 
 // conflict is an event refused as a conflicting duplicate, and why.
@@ -67,11 +68,14 @@ func (r *Receipts) Done(ev *schema.Event) func(error) {
 	run, seq := ev.RunID, ev.Seq
 	return func(err error) {
 		conflicting := errors.Is(err, schema.ErrConflictingDuplicate)
-		if err != nil && !conflicting {
-			return // stays unacknowledged
-		}
 		r.mu.Lock()
 		defer r.mu.Unlock()
+		if err != nil && !conflicting {
+			if r.firstErr == nil {
+				r.firstErr = err
+			}
+			return // stays unacknowledged
+		}
 		rc := r.runs[run]
 		if rc == nil {
 			return
@@ -126,6 +130,14 @@ func (rr RunReceipt) String() string {
 		s += "; conflicting seq " + Ranges(rr.Conflicting) + " (other content is stored under the same seq)"
 	}
 	return s
+}
+
+// Err is the first error an event failed with, other than a conflicting
+// duplicate (which Conflicts counts), or nil.
+func (r *Receipts) Err() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.firstErr
 }
 
 // Conflicts is how many events were refused as conflicting duplicates.
