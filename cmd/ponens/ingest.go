@@ -84,6 +84,7 @@ func runGateway(ctx context.Context, cfg config.Config, nc *nats.Conn, js natsjs
 	subjects := streamConfig(cfg.NATS).Subjects()
 	pub := jetstream.NewPublisher(js, subjects, jetstream.PublisherOptions{})
 	defer pub.Close()
+	metrics := gateway.NewMetrics()
 	handler := gateway.New(gateway.Options{
 		MaxBodyBytes:   cfg.Gateway.MaxBodyBytes,
 		MaxEventBytes:  cfg.Trace.MaxEventBytes,
@@ -93,7 +94,8 @@ func runGateway(ctx context.Context, cfg config.Config, nc *nats.Conn, js natsjs
 		Streams: func(ctx context.Context) (any, error) {
 			return jetstream.Usage(ctx, js, cfg.NATS.LimitAlarm)
 		},
-		Logger: log,
+		Metrics: metrics,
+		Logger:  log,
 	}, pub, loggedDeadLetters{jetstream.NewDeadLetters(js, subjects), log})
 	handler = withOTLP(handler, cfg, pub, log)
 	ln, err := net.Listen("tcp", cfg.Gateway.Listen)
@@ -117,7 +119,7 @@ func runGateway(ctx context.Context, cfg config.Config, nc *nats.Conn, js natsjs
 	watched := make(chan struct{})
 	go func() {
 		defer close(watched)
-		_ = jetstream.WatchLimits(watchCtx, js, cfg.NATS.LimitAlarm, limitCheckEvery, log)
+		_ = jetstream.WatchLimits(watchCtx, js, cfg.NATS.LimitAlarm, limitCheckEvery, log, metrics.ObserveStreams)
 	}()
 	defer func() { stopWatch(); <-watched }()
 	select {

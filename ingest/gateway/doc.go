@@ -13,7 +13,7 @@
 // The body's Content-Type says its form: application/json (or none) for one
 // object or an array of them (a body of several objects, one per line, is
 // taken as JSON lines too); application/x-ndjson, application/jsonl,
-// application/x-jsonlines or text/plain for JSON lines. Anything else is
+// application/x-jsonlines for JSON lines. Anything else (text/plain too) is
 // 415. With a token configured, POST needs "Authorization: Bearer <token>"
 // (401 otherwise), and so does /v1/streams; /healthz needs nothing.
 //
@@ -26,7 +26,7 @@
 // bytes. The response
 // counts them and lists each problem:
 //
-//	{"accepted": 2, "duplicates": 1, "rejected": 1, "conflicts": 0,
+//	{"accepted": 2, "stored": 1, "duplicates": 1, "rejected": 1, "conflicts": 0,
 //	  "errors": [{"line": 3, "column": 41, "index": 2, "field": "type",
 //	  "reason": "unknown-type",
 //	  "error": "unknown event type: expected one of run.start, …, got \"nope\""}],
@@ -59,8 +59,9 @@
 //	     their Nats-Msg-Id, so the stored ones are not stored twice (dead
 //	     letters may be).
 //
-// "accepted" means stored in the EVENTS stream (acknowledged, or already
-// there), not merely received. 207 is used for partial success, as in
+// "accepted" means stored in the EVENTS stream, not merely received:
+// "stored" now, or a "duplicate" of an event stored before (nothing was
+// stored again). 207 is used for partial success, as in
 // WebDAV, so that a client that checks only for 2xx learns nothing was
 // lost while a client that reads the body learns what was rejected; 422
 // keeps a body of only bad events a client error.

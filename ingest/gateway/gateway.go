@@ -51,6 +51,9 @@ type Options struct {
 	// Streams, when set, answers GET /v1/streams: how full the streams
 	// are (jetstream.Usage); an error makes it 503.
 	Streams func(ctx context.Context) (any, error)
+	// Metrics, when set, counts the events and is served at GET /metrics
+	// (with the bearer token when one is configured).
+	Metrics *Metrics
 	// Logger receives failures to store; nil discards them.
 	Logger *slog.Logger
 }
@@ -70,9 +73,11 @@ type DeadLetterSink interface {
 
 // Response is the JSON body of every answer to POST /v1/events.
 type Response struct {
-	// Accepted counts the events stored: now, or before (Duplicates of
-	// them, the same run, seq and content).
+	// Accepted counts the events stored: now (Stored) or before
+	// (Duplicates: the same run, seq and content was stored already, and
+	// nothing was stored again).
 	Accepted   int `json:"accepted"`
+	Stored     int `json:"stored"`
 	Duplicates int `json:"duplicates"`
 	// Rejected counts the events refused, Conflicts of them because other
 	// content is stored under their run and seq.
@@ -126,6 +131,17 @@ func New(opts Options, pub Sink, dlq DeadLetterSink) http.Handler {
 	mux.HandleFunc("POST /v1/events", g.events)
 	mux.HandleFunc("GET /healthz", g.health)
 	mux.HandleFunc("GET /v1/streams", g.streams)
+	if opts.Metrics != nil {
+		metrics := opts.Metrics.handler()
+		mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
+			if !g.authorized(r) {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="ponens"`)
+				writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "a bearer token is required (Authorization: Bearer <token>)"})
+				return
+			}
+			metrics.ServeHTTP(w, r)
+		})
+	}
 	return mux
 }
 
@@ -220,7 +236,7 @@ func isJSONLines(contentType string) (bool, error) {
 	case mt == "application/json" || strings.HasSuffix(mt, "+json"):
 		return false, nil
 	case mt == "application/x-ndjson" || mt == "application/jsonl" || mt == "application/x-jsonlines" ||
-		mt == "application/jsonlines" || mt == "text/plain":
+		mt == "application/jsonlines":
 		return true, nil
 	}
 	return false, fmt.Errorf("Content-Type %q: send application/json (an event or an array of events) or application/x-ndjson (JSON lines)", mt)
@@ -313,10 +329,12 @@ func (g *gateway) process(ctx context.Context, dlq DeadLetterSink, items []item)
 		switch err := o.Err; {
 		case err == nil:
 			res.Accepted++
-			it.status = "stored"
 			if o.Duplicate {
 				res.Duplicates++
 				it.status = "duplicate"
+			} else {
+				res.Stored++
+				it.status = "stored"
 			}
 		case errors.Is(err, schema.ErrTooLarge) || errors.As(err, new(*schema.FieldError)):
 			it.err = it.relocate(err)
@@ -343,6 +361,7 @@ func (g *gateway) process(ctx context.Context, dlq DeadLetterSink, items []item)
 	for i := range items {
 		res.Events = append(res.Events, EventResult{Line: items[i].line, Index: items[i].index, Status: items[i].status})
 	}
+	g.opts.Metrics.countEvents(res.Events)
 	sortProblems(res.Errors)
 	res.Error = failure
 	switch {

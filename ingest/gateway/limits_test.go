@@ -26,7 +26,8 @@ func TestStreamFull(t *testing.T) {
 	if err := jetstream.Provision(context.Background(), js, cfg); err != nil {
 		t.Fatal(err)
 	}
-	f := serve(t, js, gateway.Options{Streams: func(ctx context.Context) (any, error) { return jetstream.Usage(ctx, js, 0.8) }})
+	metrics := gateway.NewMetrics()
+	f := serve(t, js, gateway.Options{Metrics: metrics, Streams: func(ctx context.Context) (any, error) { return jetstream.Usage(ctx, js, 0.8) }})
 	var first, second []string
 	for i := range 10 {
 		first = append(first, ev(fmt.Sprintf("full-%d", i), 1, "run.start", ""))
@@ -68,6 +69,36 @@ func TestStreamFull(t *testing.T) {
 		body.Streams[0].Used != 1 || body.Streams[0].Discard != "new" || body.Streams[1].Alarm {
 		t.Errorf("/v1/streams: %s", data)
 	}
+
+	// The same reading as metrics: the alarm, the fill, and the events by
+	// what became of them.
+	metrics.ObserveStreams(body.Streams)
+	text := get(t, f.url+"/metrics")
+	for _, want := range []string{
+		`ponens_stream_limit_alarm{stream="EVENTS"} 1`, `ponens_stream_limit_alarm{stream="VERDICTS"} 0`,
+		`ponens_stream_used_ratio{stream="EVENTS"} 1`, `ponens_stream_messages{stream="EVENTS"} 10`,
+		`ponens_gateway_events_total{status="stored"} 10`, `ponens_gateway_events_total{status="failed"} 5`,
+		`ponens_gateway_events_total{status="duplicate"} 0`,
+	} {
+		if !strings.Contains(text, want+"\n") {
+			t.Errorf("/metrics lacks %q:\n%s", want, text)
+		}
+	}
+}
+
+// get returns the body of a GET of url, which must answer 200.
+func get(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %d %s", url, resp.StatusCode, data)
+	}
+	return string(data)
 }
 
 // TestConflictingDuplicate: an event with the run and seq of a stored one

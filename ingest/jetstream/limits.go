@@ -56,11 +56,12 @@ func Usage(ctx context.Context, js natsjs.JetStream, alarm float64) ([]StreamUsa
 	return out, nil
 }
 
-// WatchLimits checks Usage every interval until ctx ends. When a stream
-// reaches alarm it logs a warning (once, until it falls back under, which
-// is logged at info). Failures to read the streams are logged at debug:
-// the health check reports a lost connection.
-func WatchLimits(ctx context.Context, js natsjs.JetStream, alarm float64, every time.Duration, log *slog.Logger) error {
+// WatchLimits checks Usage every interval until ctx ends, handing each
+// reading to observe when it is not nil (metrics). When a stream reaches
+// alarm it logs a warning (once, until it falls back under, which is
+// logged at info). Failures to read the streams are logged at debug: the
+// health check reports a lost connection.
+func WatchLimits(ctx context.Context, js natsjs.JetStream, alarm float64, every time.Duration, log *slog.Logger, observe func([]StreamUsage)) error {
 	on := map[string]bool{}
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -68,6 +69,8 @@ func WatchLimits(ctx context.Context, js natsjs.JetStream, alarm float64, every 
 		us, err := Usage(ctx, js, alarm)
 		if err != nil {
 			log.Debug("stream limits not read", "err", err)
+		} else if observe != nil {
+			observe(us)
 		}
 		for _, u := range us {
 			switch {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -53,8 +54,10 @@ func TestLimitAlarm(t *testing.T) {
 	var log syncBuf
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
+	var observed atomic.Pointer[[]jetstream.StreamUsage]
 	go func() {
-		done <- jetstream.WatchLimits(ctx, js, 0.8, 10*time.Millisecond, slog.New(slog.NewTextHandler(&log, nil)))
+		done <- jetstream.WatchLimits(ctx, js, 0.8, 10*time.Millisecond, slog.New(slog.NewTextHandler(&log, nil)),
+			func(us []jetstream.StreamUsage) { observed.Store(&us) })
 	}()
 	waitFor(t, "the alarm", func() bool { return strings.Contains(log.String(), "stream near its limit") })
 	time.Sleep(50 * time.Millisecond) // more checks: still one warning
@@ -64,6 +67,9 @@ func TestLimitAlarm(t *testing.T) {
 	}
 	if n := strings.Count(log.String(), "level=WARN"); n != 1 || !strings.Contains(log.String(), "stream=EVENTS used=80%") {
 		t.Errorf("%d warnings:\n%s", n, log.String())
+	}
+	if us := observed.Load(); us == nil || len(*us) != 3 || !(*us)[0].Alarm || (*us)[0].Msgs != 8 {
+		t.Errorf("readings handed to observe: %+v, want the three streams with EVENTS in alarm", us)
 	}
 	errs := p.PublishBatch(ctxT(t), []*schema.Event{event("alarm", 9), event("alarm", 10), event("alarm", 11)})
 	if errs[0] != nil || errs[1] != nil || !errors.Is(errs[2], jetstream.ErrStreamFull) {
