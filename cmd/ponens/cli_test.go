@@ -232,7 +232,7 @@ func TestCLIExitCodes(t *testing.T) {
 		{name: "decide --run unknown run", args: []string{"decide", "--run", "nobody", "--url", url, ex("decide/commit.json")}, code: 2, want: `ponens decide: run "nobody" is unknown to the service`},
 		{name: "decide --run --new-run", args: []string{"decide", "--run", "nobody", "--new-run", "--url", url, "--json", ex("decide/intent.json")}, code: 1, want: `"decision":"deny"`},
 
-		{name: "publish", args: []string{"publish", "--url", url, ended}, want: "published 2 events of 1 runs from 1 files"},
+		{name: "publish", args: []string{"publish", "--url", url, ended}, want: "published 2 events of 1 run from 1 file"},
 		{name: "publish a conflicting duplicate", args: []string{"publish", "--url", url, conflicting}, code: 2,
 			want: "ponens publish: 1 events have the run and seq of stored events with other content; sent to the dead letters as conflicting-duplicate"},
 		{name: "decide --run ended run", args: []string{"decide", "--run", "ended-1", "--url", url, ex("decide/commit.json")}, code: 2,
