@@ -305,25 +305,42 @@ func expectedPerRun(t *testing.T, runs []fleet.Run) map[string][]string {
 }
 
 // storedPerRun reads n verdicts from the stream and groups them by run,
-// keeping stream order within each run.
+// keeping stream order within each run. On a cluster electing a leader it
+// reads again from where it stopped.
 func storedPerRun(t *testing.T, js natsjs.JetStream, n int) map[string][]string {
-	c, err := js.OrderedConsumer(context.Background(), schema.StreamVerdicts, natsjs.OrderedConsumerConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	out := map[string][]string{}
-	for range n {
-		m, err := c.Next(natsjs.FetchMaxWait(5 * time.Second))
+	var next uint64 = 1 // stream sequence to read from
+	read := 0
+	deadline := time.Now().Add(30 * time.Second)
+	for read < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("read %d of %d verdicts", read, n)
+		}
+		c, err := js.OrderedConsumer(context.Background(), schema.StreamVerdicts, natsjs.OrderedConsumerConfig{
+			DeliverPolicy: natsjs.DeliverByStartSequencePolicy, OptStartSeq: next})
 		if err != nil {
-			t.Fatal(err)
+			time.Sleep(100 * time.Millisecond)
+			continue
 		}
-		var v struct {
-			RunID string `json:"runId"`
+		for read < n {
+			m, err := c.Next(natsjs.FetchMaxWait(5 * time.Second))
+			if err != nil {
+				break
+			}
+			md, err := m.Metadata()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var v struct {
+				RunID string `json:"runId"`
+			}
+			if err := json.Unmarshal(m.Data(), &v); err != nil {
+				t.Fatal(err)
+			}
+			out[v.RunID] = append(out[v.RunID], string(m.Data()))
+			next = md.Sequence.Stream + 1
+			read++
 		}
-		if err := json.Unmarshal(m.Data(), &v); err != nil {
-			t.Fatal(err)
-		}
-		out[v.RunID] = append(out[v.RunID], string(m.Data()))
 	}
 	return out
 }
