@@ -19,9 +19,10 @@ LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
 all: build
 
-## deps: download Go modules (everything the build and tests need)
+## deps: download Go modules and install libchdb (the embedded store's engine) into the user's cache directory
 deps:
 	$(GO) mod download
+	scripts/install-chdb
 
 ## build: build bin/ponens
 build:
