@@ -1,0 +1,24 @@
+// Package chdb binds the embedded ClickHouse engine, chDB's libchdb.so, to
+// Go without cgo: the library is opened at run time with purego, only when a
+// store is first opened, so that every command that needs no store runs on a
+// machine without it.
+//
+// Decisions:
+//   - The binding is this package's own, a dozen functions of chDB's C API
+//     (chdb_connect, chdb_query_n, chdb_result_*, chdb_close_conn). The
+//     chdb-go module opens the library in an init function and panics when
+//     it is missing, so the ponens binary must not import it.
+//   - Queries go through chdb_query_n, which takes the SQL with a length: an
+//     INSERT … FORMAT ArrowStream carries its binary data after the query
+//     text, so Arrow record batches go into a table without a copy into
+//     another format.
+//   - One engine per process (the library holds global state): Open returns
+//     the open engine again for the same data directory, counted, and refuses
+//     a second directory while the first is open. The engine serialises its
+//     calls with one mutex.
+//   - The library is found, in order, at the path given to Open (config
+//     store.lib), PONENS_CHDB_LIB, CHDB_LIB_PATH, then where `make deps`
+//     installs it: ${XDG_CACHE_HOME:-~/.cache}/ponens/chdb/26.7.3/libchdb.so.
+//     When it is not there, Open returns an error wrapping ErrNoLibrary that
+//     says how to install it.
+package chdb
