@@ -34,6 +34,7 @@ type Config struct {
 	Gateway GatewayConfig `mapstructure:"gateway" yaml:"gateway"`
 	Worker  WorkerConfig  `mapstructure:"worker" yaml:"worker"`
 	Runtime RuntimeConfig `mapstructure:"runtime" yaml:"runtime"`
+	Store   StoreConfig   `mapstructure:"store" yaml:"store"`
 }
 
 // RuntimeConfig tunes the Go runtime of the long-running commands (serve,
@@ -210,6 +211,7 @@ func Default() Config {
 		Rules:   RulesConfig{Watch: true},
 		Log:     LogConfig{Level: "info"},
 		Runtime: RuntimeConfig{MemoryLimit: MemoryLimitAuto},
+		Store:   DefaultStore(),
 		NATS: NATSConfig{
 			Prefix:          "ponens",
 			Partitions:      schema.DefaultPartitions,
@@ -292,6 +294,7 @@ func (c Config) Validate() error {
 	errs = append(errs, c.NATS.validate()...)
 	errs = append(errs, c.Gateway.validate()...)
 	errs = append(errs, c.Worker.validate()...)
+	errs = append(errs, c.Store.validate()...)
 	switch c.Runtime.MemoryLimit {
 	case MemoryLimitAuto, MemoryLimitOff:
 	default:
