@@ -25,6 +25,10 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(dir)
 		os.Exit(2)
 	}
+	if _, err := Migrate(engine); err != nil {
+		fmt.Fprintln(os.Stderr, "chdb tests: migrate:", err)
+		os.Exit(2)
+	}
 	code := m.Run()
 	engine.Close()
 	os.RemoveAll(dir)
