@@ -16,7 +16,8 @@ CREATE TABLE IF NOT EXISTS events (
 ) ENGINE = ReplacingMergeTree(stream_seq)
 PARTITION BY toYYYYMM(ts)
 ORDER BY (run_id, seq)
-TTL toDateTime(ts) + INTERVAL 180 DAY;
+TTL toDateTime(ts) + INTERVAL 180 DAY
+SETTINGS non_replicated_deduplication_window = 1000;
 
 CREATE TABLE IF NOT EXISTS verdicts (
     run_id           String,
@@ -33,7 +34,8 @@ CREATE TABLE IF NOT EXISTS verdicts (
     stream_seq       UInt64 CODEC(Delta, ZSTD(1))
 ) ENGINE = ReplacingMergeTree(stream_seq)
 PARTITION BY toYYYYMM(ts)
-ORDER BY (rule_id, run_id, seq);
+ORDER BY (rule_id, run_id, seq)
+SETTINGS non_replicated_deduplication_window = 1000;
 
 CREATE TABLE IF NOT EXISTS run_rule_status (
     run_id  String,

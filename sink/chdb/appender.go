@@ -1,0 +1,129 @@
+package chdb
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/ponens/ponens/schema"
+	"github.com/ponens/ponens/sink"
+)
+
+// Store writes batches into the engine's tables. It is safe for concurrent
+// use; its Appenders are not.
+type Store struct {
+	e *Engine
+}
+
+// NewStore returns a store over e, whose schema must be migrated (Migrate).
+func NewStore(e *Engine) *Store { return &Store{e: e} }
+
+// Appender returns a new, empty batch.
+func (s *Store) Appender() sink.Appender {
+	return &appender{e: s.e, verdicts: schema.NewVerdictBatch(nil), events: schema.NewEventBatch(nil)}
+}
+
+var _ sink.Appendable = (*Store)(nil)
+
+type appender struct {
+	e        *Engine
+	verdicts *schema.VerdictBatch
+	events   *schema.EventBatch
+	// held are the record batches built by a Commit that failed, kept so
+	// that the next Commit writes the same rows.
+	heldVerdicts, heldEvents arrow.RecordBatch
+	vseq, eseq               seqRange
+}
+
+// seqRange is the stream sequences of a batch; it names the batch's
+// insert deduplication token.
+type seqRange struct{ first, last, n uint64 }
+
+func (r *seqRange) add(s uint64) {
+	if r.n == 0 || s < r.first {
+		r.first = s
+	}
+	if s > r.last {
+		r.last = s
+	}
+	r.n++
+}
+
+func (a *appender) AppendVerdict(v *schema.VerdictEvent, m schema.StreamMeta) error {
+	if err := a.verdicts.Append(v, m); err != nil {
+		return fmt.Errorf("verdict %s/%s/%d: %w", v.RunID, v.Rule.ID, v.Seq, err)
+	}
+	a.vseq.add(m.Seq)
+	return nil
+}
+
+func (a *appender) AppendEvent(e *schema.Event, body []byte, m schema.StreamMeta) error {
+	a.events.Append(e, body, m)
+	a.eseq.add(m.Seq)
+	return nil
+}
+
+// Commit inserts the events, then the verdicts, each as one Arrow stream.
+// Each insert carries a deduplication token made of its stream sequences,
+// so an insert repeated whole is dropped by the engine; a batch cut
+// differently on a replay is made exact by the tables' keys.
+func (a *appender) Commit() error {
+	if a.heldEvents == nil && a.events.Len() > 0 {
+		a.heldEvents = a.events.Record()
+	}
+	if a.heldVerdicts == nil && a.verdicts.Len() > 0 {
+		a.heldVerdicts = a.verdicts.Record()
+	}
+	if a.heldEvents != nil {
+		if err := insertArrow(a.e, "events", a.heldEvents, a.eseq); err != nil {
+			return err
+		}
+		a.heldEvents.Release()
+		a.heldEvents, a.eseq = nil, seqRange{}
+	}
+	if a.heldVerdicts != nil {
+		if err := insertArrow(a.e, "verdicts", a.heldVerdicts, a.vseq); err != nil {
+			return err
+		}
+		a.heldVerdicts.Release()
+		a.heldVerdicts, a.vseq = nil, seqRange{}
+	}
+	return nil
+}
+
+func (a *appender) Rollback() error {
+	for _, r := range []arrow.RecordBatch{a.heldEvents, a.heldVerdicts, a.events.Record(), a.verdicts.Record()} {
+		if r != nil {
+			r.Release()
+		}
+	}
+	a.heldEvents, a.heldVerdicts, a.eseq, a.vseq = nil, nil, seqRange{}, seqRange{}
+	return nil
+}
+
+// InsertArrow inserts a record batch into table as an Arrow stream; the
+// record's columns must be the table's, in its order.
+func InsertArrow(e *Engine, table string, rec arrow.RecordBatch) error {
+	return insertArrow(e, table, rec, seqRange{})
+}
+
+func insertArrow(e *Engine, table string, rec arrow.RecordBatch, r seqRange) error {
+	var q bytes.Buffer
+	fmt.Fprintf(&q, "INSERT INTO %s", table)
+	if r.n > 0 && r.first > 0 {
+		fmt.Fprintf(&q, " SETTINGS insert_deduplication_token = '%s:%d-%d:%d'", table, r.first, r.last, r.n)
+	}
+	q.WriteString(" FORMAT ArrowStream\n")
+	w := ipc.NewWriter(&q, ipc.WithSchema(rec.Schema()))
+	if err := w.Write(rec); err != nil {
+		return fmt.Errorf("insert into %s: arrow: %w", table, err)
+	}
+	if err := w.Close(); err != nil {
+		return fmt.Errorf("insert into %s: arrow: %w", table, err)
+	}
+	if _, err := e.Query(q.Bytes(), ""); err != nil {
+		return fmt.Errorf("insert into %s (%d rows): %w", table, rec.NumRows(), err)
+	}
+	return nil
+}
