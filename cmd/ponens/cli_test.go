@@ -161,6 +161,7 @@ func TestCLIExitCodes(t *testing.T) {
 	down := "nats://127.0.0.1:1" // port 1 on loopback refuses
 	url, gatewayAddr, serveLog := startServe(t, work)
 	noWait := []string{"PONENS_NATS_START_WAIT=0s"}
+	store := filepath.Join(work, "store")
 	const formula = "G(GitCommit → P(RunTests))"
 
 	for _, tc := range []struct {
@@ -218,6 +219,14 @@ func TestCLIExitCodes(t *testing.T) {
 		{name: "serve demo flag without --demo", args: []string{"serve", "--rules", ex("rules"), "--agents", "3"}, code: 2, want: "ponens serve: --agents shapes the demo fleet: give --demo with it"},
 		{name: "bench built-in rules", args: []string{"bench", "--duration", "1s", "--runs", "20", "--rate", "200"}, want: "(the built-in examples)"},
 		{name: "bench service down", args: []string{"bench", "--url", down}, code: 3, want: "ponens bench: connect to " + down},
+
+		{name: "sql", args: []string{"sql", "--store", store, "SELECT count() AS n FROM verdicts"}, want: "│ 0 │"},
+		{name: "sql json", args: []string{"sql", "--store", store, "--format", "json", "SELECT 1 AS a"}, want: `{"a":1}`},
+		{name: "sql refuses writes", args: []string{"sql", "--store", store, "DROP TABLE verdicts"}, code: 2, want: "ponens sql: clickhouse: Code: 164"},
+		{name: "sql syntax error", args: []string{"sql", "--store", store, "SELEC 1"}, code: 2, want: "ponens sql: clickhouse: Code: 62"},
+		{name: "sql bad format", args: []string{"sql", "--store", store, "--format", "xml", "SELECT 1"}, code: 2, want: `ponens sql: --format: must be table, json or csv, got "xml"`},
+		{name: "sql without the engine", args: []string{"sql", "--store", store, "SELECT 1"}, env: []string{"PONENS_CHDB_LIB=/nonexistent/libchdb.so"}, code: 3,
+			want: "ponens sql: store " + store + ": the embedded ClickHouse engine (libchdb.so) is not installed: /nonexistent/libchdb.so: not found; install it with `make deps`"},
 
 		{name: "policy", args: []string{"policy"}, want: "Available Commands:"},
 		{name: "policy unknown command", args: []string{"policy", "frob"}, code: 2, want: `ponens policy: unknown command "frob"`},

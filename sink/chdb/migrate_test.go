@@ -37,7 +37,6 @@ func TestMigrateOnce(t *testing.T) {
 	}
 }
 
-
 // A replayed insert of the same verdicts changes no count the views give.
 func TestReplayedVerdictsCountOnce(t *testing.T) {
 	const rows = `('mr-1', 'r1', 3, '2026-01-01 10:05:00', 'pending', 'violate', 'observe', '', '', '', '', 10),
