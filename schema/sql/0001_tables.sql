@@ -43,8 +43,9 @@ CREATE TABLE IF NOT EXISTS run_rule_status (
     seq     UInt64,
     ts      DateTime64(3, 'UTC'),
     status  Enum8('satisfied' = 1, 'violated' = 2, 'pending' = 3, 'unresolved' = 4),
-    mode    Enum8('observe' = 1, 'deny' = 2, 'suspend' = 3, 'abort' = 4)
-) ENGINE = ReplacingMergeTree(seq)
+    mode    Enum8('observe' = 1, 'deny' = 2, 'suspend' = 3, 'abort' = 4),
+    stream_seq UInt64
+) ENGINE = ReplacingMergeTree(stream_seq)
 ORDER BY (run_id, rule_id);
 
 CREATE TABLE IF NOT EXISTS runs (

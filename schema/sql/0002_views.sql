@@ -3,7 +3,7 @@
 -- (ReplacingMergeTree) or count distinct keys (uniqExact), never sums.
 
 CREATE MATERIALIZED VIEW IF NOT EXISTS run_rule_status_mv TO run_rule_status AS
-SELECT run_id, rule_id, seq, ts, status, mode FROM verdicts;
+SELECT run_id, rule_id, seq, ts, status, mode, stream_seq FROM verdicts;
 
 CREATE MATERIALIZED VIEW IF NOT EXISTS runs_mv TO runs AS
 SELECT
