@@ -15,13 +15,16 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo deve
 COMMIT  ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null)
 LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
-.PHONY: all deps build install test test-race lint bench fuzz run check-examples clean
+.PHONY: all deps chdb build install test test-race lint bench fuzz run check-examples clean
 
 all: build
 
 ## deps: download Go modules and install libchdb (the embedded store's engine) into the user's cache directory
-deps:
+deps: chdb
 	$(GO) mod download
+
+## chdb: install libchdb (skipped when present); the store's tests need it
+chdb:
 	scripts/install-chdb
 
 ## build: build bin/ponens
@@ -34,7 +37,7 @@ install:
 	@echo "installed $$( { $(GO) env GOBIN; } | grep . || echo $$($(GO) env GOPATH)/bin)/ponens"
 
 ## test: formatting, vet, every test, and the race detector on the concurrent packages
-test: lint
+test: lint chdb
 	$(GO) test -count=1 $(PKGS)
 	$(GO) test -count=1 -race $(RACE_PKGS)
 

@@ -22,6 +22,7 @@ func newCheckCommand() *cobra.Command {
 	var rf ruleFlags
 	var outDir string
 	var asJSON bool
+	var storeDir string
 	cmd := &cobra.Command{
 		Use:   "check [--rules PATH]... [--formula FORMULA [--id ID]]... [--out DIR] [--enforce] [--json] TRACE...",
 		Short: "Monitor trace files and write their verdict streams and summary.json",
@@ -32,12 +33,17 @@ stream beside its trace file (<trace>.verdicts.jsonl, or
 the rule × trace matrix of terminal statuses, into --out. A run without a
 closing event ends as the stream ended: open obligations are unresolved.
 
+With --store DIR, the events and verdicts also go into the embedded store
+at DIR (the ClickHouse engine installed by make deps), where ponens sql
+asks them questions; checking the same traces again replaces their rows.
+
 Prints a short summary (the summary JSON with --json). Exit 0 if no rule is
 violated on any trace, 1 if some rule is, 2 on bad input: a rule that does
 not parse or cannot be monitored, or a trace that cannot be read.`,
 		Example: `  ponens check --rules examples/rules examples/traces
   ponens check --rules examples/rules --out /tmp --json examples/traces/verify_proved.json
-  ponens check --formula 'G(GitCommit → P(RunTests))' --id tests examples/traces/fleet.jsonl`,
+  ponens check --formula 'G(GitCommit → P(RunTests))' --id tests examples/traces/fleet.jsonl
+  ponens check --rules examples/rules --store data/store examples/traces`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return exitWith(exitBadInput, "ponens check: give at least one trace file")
@@ -77,6 +83,11 @@ not parse or cannot be monitored, or a trace that cannot be read.`,
 			if err != nil {
 				return err
 			}
+			if storeDir != "" {
+				if err := storeCheck(cfg.Store.Lib, storeDir, runs, res.streams); err != nil {
+					return err
+				}
+			}
 			out := cmd.OutOrStdout()
 			if asJSON {
 				if err := file.EncodeSummary(out, res.summary); err != nil {
@@ -95,6 +106,7 @@ not parse or cannot be monitored, or a trace that cannot be read.`,
 	cmd.Flags().StringVar(&outDir, "out", ".", "the directory summary.json is written to")
 	cmd.Flags().Bool("enforce", false, "enforce rule modes (rules.enforce); without it every rule only observes")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the summary JSON instead of the short summary")
+	cmd.Flags().StringVar(&storeDir, "store", "", "also store the events and verdicts in the embedded store at `DIR` (for ponens sql)")
 	return cmd
 }
 
@@ -157,6 +169,8 @@ type checkResult struct {
 	summaryPath string
 	// last holds, per trace, each rule's last verdict.
 	last []map[string]schema.VerdictEvent
+	// streams holds each trace's verdict stream, in the order of the runs.
+	streams [][]schema.VerdictEvent
 }
 
 // runCheck monitors every run with its own Run of eng, then writes each
@@ -193,6 +207,7 @@ func runCheck(eng *monitor.Engine, runs []namedRun, outDir string, prog *progres
 			return nil, fmt.Errorf("internal error: %w", err)
 		}
 		streams[i] = stream
+		res.streams = append(res.streams, stream)
 		res.last[i] = make(map[string]schema.VerdictEvent)
 		for _, v := range stream {
 			res.last[i][v.Rule.ID] = v

@@ -227,6 +227,9 @@ func TestCLIExitCodes(t *testing.T) {
 		{name: "sql bad format", args: []string{"sql", "--store", store, "--format", "xml", "SELECT 1"}, code: 2, want: `ponens sql: --format: must be table, json or csv, got "xml"`},
 		{name: "sql without the engine", args: []string{"sql", "--store", store, "SELECT 1"}, env: []string{"PONENS_CHDB_LIB=/nonexistent/libchdb.so"}, code: 3,
 			want: "ponens sql: store " + store + ": the embedded ClickHouse engine (libchdb.so) is not installed: /nonexistent/libchdb.so: not found; install it with `make deps`"},
+		{name: "check --store", args: []string{"check", "--rules", ex("rules"), "--out", work, "--store", store, traces}, code: 1, want: "7 violated"},
+		{name: "check --store without the engine", args: []string{"check", "--rules", ex("rules"), "--out", work, "--store", store, traces}, env: []string{"PONENS_CHDB_LIB=/nonexistent/libchdb.so"}, code: 3,
+			want: "ponens check: --store " + store + ": the embedded ClickHouse engine (libchdb.so) is not installed"},
 
 		{name: "policy", args: []string{"policy"}, want: "Available Commands:"},
 		{name: "policy unknown command", args: []string{"policy", "frob"}, code: 2, want: `ponens policy: unknown command "frob"`},

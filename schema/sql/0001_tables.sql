@@ -12,11 +12,12 @@ CREATE TABLE IF NOT EXISTS events (
     target      String CODEC(ZSTD(1)),
     capability  LowCardinality(String),
     body        String CODEC(ZSTD(3)),
-    stream_seq  UInt64 CODEC(Delta, ZSTD(1))
+    stream_seq  UInt64 CODEC(Delta, ZSTD(1)),
+    stored_at   DateTime('UTC') DEFAULT now() CODEC(Delta, ZSTD(1))
 ) ENGINE = ReplacingMergeTree(stream_seq)
 PARTITION BY toYYYYMM(ts)
 ORDER BY (run_id, seq)
-TTL toDateTime(ts) + INTERVAL 180 DAY
+TTL stored_at + INTERVAL 180 DAY
 SETTINGS non_replicated_deduplication_window = 1000;
 
 CREATE TABLE IF NOT EXISTS verdicts (

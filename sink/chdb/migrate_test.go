@@ -64,7 +64,7 @@ func TestRunsFromEvents(t *testing.T) {
 		('er-2', 1, now64(3) - 60, 'run.start', 'bot-b', '', '', '', '{}', 3),
 		('er-2', 2, now64(3), 'run.finish', '', '', '', '', '{}', 4)`
 	for i := 0; i < 2; i++ {
-		if err := engine.Exec("INSERT INTO events VALUES " + rows); err != nil {
+		if err := engine.Exec("INSERT INTO events (run_id, seq, ts, type, agent, action_type, target, capability, body, stream_seq) VALUES " + rows); err != nil {
 			t.Fatal(err)
 		}
 	}
