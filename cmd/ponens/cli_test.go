@@ -88,7 +88,7 @@ func startServe(t *testing.T, dir string) (string, string, *syncBuffer) {
 	natsAddr, httpAddr := freeAddr(t), freeAddr(t)
 	repo, _ := filepath.Abs("../..")
 	cmd := exec.Command(ponensBinary(t), "serve", "--rules", filepath.Join(repo, "examples", "rules"),
-		"--listen", natsAddr, "--http", httpAddr, "--data", filepath.Join(dir, "nats"))
+		"--listen", natsAddr, "--http", httpAddr, "--data", filepath.Join(dir, "nats"), "--store", filepath.Join(dir, "serve-store"))
 	cmd.Dir = dir
 	var errOut syncBuffer
 	cmd.Stderr = &errOut

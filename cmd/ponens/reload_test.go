@@ -57,7 +57,7 @@ func TestServeReloadsRules(t *testing.T) {
 	root := newRootCommand()
 	root.SetOut(&stdout)
 	root.SetErr(&stderr)
-	root.SetArgs([]string{"serve", "--rules", rules, "--data", t.TempDir(), "--listen", freeAddr(t), "--http", "127.0.0.1:0"})
+	root.SetArgs([]string{"serve", "--rules", rules, "--data", t.TempDir(), "--listen", freeAddr(t), "--http", "127.0.0.1:0", "--no-store"})
 	var serveErr error
 	done := make(chan struct{})
 	go func() { defer close(done); serveErr = root.ExecuteContext(ctx) }()

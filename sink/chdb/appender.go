@@ -3,6 +3,7 @@ package chdb
 import (
 	"bytes"
 	"fmt"
+	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
@@ -36,31 +37,46 @@ type appender struct {
 	vseq, eseq               seqRange
 }
 
-// seqRange is the stream sequences of a batch; it names the batch's
-// insert deduplication token.
-type seqRange struct{ first, last, n uint64 }
+// seqRange is the stream sequences of a batch and a hash of its rows'
+// keys; it names the batch's insert deduplication token. The hash keeps
+// two batches apart that hold other records at the same positions (a
+// stream made anew, or two checks of other traces): only the same records
+// at the same positions are dropped as a repeat.
+type seqRange struct{ first, last, n, h uint64 }
 
-func (r *seqRange) add(s uint64) {
-	if r.n == 0 || s < r.first {
-		r.first = s
+func (r *seqRange) add(s uint64, key ...string) {
+	if r.n == 0 {
+		r.first, r.h = s, fnvOffset
 	}
-	if s > r.last {
-		r.last = s
-	}
+	r.first, r.last = min(r.first, s), max(r.last, s)
 	r.n++
+	r.h = fnvAdd(r.h, strconv.FormatUint(s, 10))
+	for _, k := range key {
+		r.h = fnvAdd(r.h, k)
+	}
+}
+
+const fnvOffset, fnvPrime = 14695981039346656037, 1099511628211
+
+// fnvAdd hashes s and a separator into h (FNV-1a, 64 bits).
+func fnvAdd(h uint64, s string) uint64 {
+	for i := 0; i < len(s); i++ {
+		h = (h ^ uint64(s[i])) * fnvPrime
+	}
+	return (h ^ 0xff) * fnvPrime
 }
 
 func (a *appender) AppendVerdict(v *schema.VerdictEvent, m schema.StreamMeta) error {
 	if err := a.verdicts.Append(v, m); err != nil {
 		return fmt.Errorf("verdict %s/%s/%d: %w", v.RunID, v.Rule.ID, v.Seq, err)
 	}
-	a.vseq.add(m.Seq)
+	a.vseq.add(m.Seq, v.RunID, v.Rule.ID, strconv.FormatUint(v.Seq, 10))
 	return nil
 }
 
 func (a *appender) AppendEvent(e *schema.Event, body []byte, m schema.StreamMeta) error {
 	a.events.Append(e, body, m)
-	a.eseq.add(m.Seq)
+	a.eseq.add(m.Seq, e.RunID, strconv.FormatUint(e.Seq, 10))
 	return nil
 }
 
@@ -112,7 +128,7 @@ func insertArrow(e *Engine, table string, rec arrow.RecordBatch, r seqRange) err
 	var q bytes.Buffer
 	fmt.Fprintf(&q, "INSERT INTO %s", table)
 	if r.n > 0 && r.first > 0 {
-		fmt.Fprintf(&q, " SETTINGS insert_deduplication_token = '%s:%d-%d:%d'", table, r.first, r.last, r.n)
+		fmt.Fprintf(&q, " SETTINGS insert_deduplication_token = '%s:%d-%d:%d:%016x'", table, r.first, r.last, r.n, r.h)
 	}
 	q.WriteString(" FORMAT ArrowStream\n")
 	w := ipc.NewWriter(&q, ipc.WithSchema(rec.Schema()))

@@ -48,6 +48,17 @@ func TestAppenderReplayDeduplicated(t *testing.T) {
 	}
 }
 
+// Other records at the same stream positions (a stream made anew, two
+// checks of other traces) are another batch: the token tells them apart.
+func TestAppenderSamePositionsOtherRecords(t *testing.T) {
+	s := NewStore(engine)
+	commitVerdicts(t, s, verdictsOf("ap-pos-1", 4), 3000)
+	commitVerdicts(t, s, verdictsOf("ap-pos-2", 4), 3000)
+	if got := query(t, "SELECT count() FROM verdicts WHERE run_id LIKE 'ap-pos-%'"); got != "8" {
+		t.Errorf("rows: %s, want 8", got)
+	}
+}
+
 // A replay cut into other batches is not caught by the token; FINAL and the
 // views still count each verdict once.
 func TestAppenderReplayRecut(t *testing.T) {

@@ -1,0 +1,41 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+
+	natsjs "github.com/nats-io/nats.go/jetstream"
+	"github.com/spf13/cobra"
+
+	"github.com/ponens/ponens/config"
+	"github.com/ponens/ponens/sink/chdb"
+)
+
+// registerServeStore registers serve's store flags.
+func registerServeStore(cmd *cobra.Command) {
+	registerStore(cmd)
+	cmd.Flags().Bool("no-store", false, "do not store verdicts and events in the embedded store")
+}
+
+// serveStore returns what serve runs to store the streams: the sink into
+// the embedded store, opened now. Without the engine's library it logs how
+// to install it and returns nil, and serve goes on without the store; so
+// it does with --no-store.
+func serveStore(cmd *cobra.Command, cfg config.Config, log *slog.Logger, out io.Writer) (run func(context.Context, natsjs.JetStream) error, closeStore func(), err error) {
+	if off, _ := cmd.Flags().GetBool("no-store"); off {
+		return nil, func() {}, nil
+	}
+	st, closeStore, err := openStore(cfg.Store)
+	if errors.Is(err, chdb.ErrNoLibrary) {
+		log.Warn("running without the store (ponens sql reads it)", "err", err)
+		return nil, func() {}, nil
+	}
+	if err != nil {
+		return nil, nil, exitWith(exitUnavailable, "store %s: %v (give --no-store to run without it)", cfg.Store.Path, err)
+	}
+	return func(ctx context.Context, js natsjs.JetStream) error {
+		return runSink(ctx, cfg, js, st, log, out)
+	}, closeStore, nil
+}
