@@ -22,11 +22,14 @@ type StoreConfig struct {
 	BatchRows int `mapstructure:"batch_rows" yaml:"batch_rows"`
 	// FlushEvery is the longest a row waits before the sink writes it.
 	FlushEvery time.Duration `mapstructure:"flush_every" yaml:"flush_every"`
+	// AckWait is how long a batch read by a sink that died before it
+	// acknowledged the batch waits before the stream delivers it again.
+	AckWait time.Duration `mapstructure:"ack_wait" yaml:"ack_wait"`
 }
 
 // DefaultStore is the store section's defaults.
 func DefaultStore() StoreConfig {
-	return StoreConfig{Path: "data/store", BatchRows: 50000, FlushEvery: time.Second}
+	return StoreConfig{Path: "data/store", BatchRows: 50000, FlushEvery: time.Second, AckWait: 30 * time.Second}
 }
 
 // validate checks the store section.
@@ -40,6 +43,9 @@ func (s StoreConfig) validate() []string {
 	}
 	if s.FlushEvery <= 0 {
 		errs = append(errs, fmt.Sprintf("store.flush_every: must be positive, got %s", s.FlushEvery))
+	}
+	if s.AckWait < time.Second {
+		errs = append(errs, fmt.Sprintf("store.ack_wait: must be at least 1s (longer than a batch's write), got %s", s.AckWait))
 	}
 	return errs
 }

@@ -15,6 +15,7 @@ func TestStoreValidate(t *testing.T) {
 		{"no path", func(s *StoreConfig) { s.Path = "" }, "store.path: must be a directory when store.dsn is not set"},
 		{"batch", func(s *StoreConfig) { s.BatchRows = 0 }, "store.batch_rows: must be at least 1, got 0"},
 		{"flush", func(s *StoreConfig) { s.FlushEvery = 0 }, "store.flush_every: must be positive, got 0s"},
+		{"ack wait", func(s *StoreConfig) { s.AckWait = 10 * time.Millisecond }, "store.ack_wait: must be at least 1s (longer than a batch's write), got 10ms"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := Default()

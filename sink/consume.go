@@ -113,6 +113,7 @@ func Consume(ctx context.Context, src *source.Source, kind Kind, st Appendable, 
 			}
 			continue
 		}
+		log.Debug("store: committed", "rows", n, "messages", len(b.Msgs))
 		if err := b.Ack(ctx); err != nil && ctx.Err() == nil {
 			log.Warn("store: the ack was not confirmed; the batch may come again (its rows are replaced, not added)", "err", err)
 		}

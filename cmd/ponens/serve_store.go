@@ -32,6 +32,9 @@ func serveStore(cmd *cobra.Command, cfg config.Config, log *slog.Logger, out io.
 		log.Warn("running without the store (ponens sql reads it)", "err", err)
 		return nil, func() {}, nil
 	}
+	if errors.Is(err, errDSN) {
+		return nil, nil, exitWith(exitBadInput, "%v", err)
+	}
 	if err != nil {
 		return nil, nil, exitWith(exitUnavailable, "store %s: %v (give --no-store to run without it)", cfg.Store.Path, err)
 	}

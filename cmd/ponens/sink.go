@@ -56,6 +56,9 @@ use by another process.`,
 			log := newLogger(cmd, cfg.Log.Level)
 			setMemoryLimit(cfg.Runtime, log)
 			st, closeStore, err := openStore(cfg.Store)
+			if errors.Is(err, errDSN) {
+				return exitWith(exitBadInput, "%v", err)
+			}
 			if err != nil {
 				return exitWith(exitUnavailable, "store %s: %v", cfg.Store.Path, err)
 			}
@@ -73,8 +76,14 @@ use by another process.`,
 	return cmd
 }
 
+// errDSN is openStore's refusal of store.dsn.
+var errDSN = errors.New("store.dsn: storing into a ClickHouse server is not available yet; unset store.dsn (PONENS_STORE_DSN) to use the embedded store")
+
 // openStore opens and migrates the embedded store of c.
 func openStore(c config.StoreConfig) (*chdb.Store, func(), error) {
+	if c.DSN != "" {
+		return nil, nil, errDSN
+	}
 	e, err := chdb.Open(chdb.Options{Lib: c.Lib, Path: c.Path})
 	if err != nil {
 		return nil, nil, err
@@ -90,7 +99,7 @@ func openStore(c config.StoreConfig) (*chdb.Store, func(), error) {
 func runSink(ctx context.Context, cfg config.Config, js natsjs.JetStream, st sink.Appendable, log *slog.Logger, out io.Writer) error {
 	sub := subjectsOf(cfg)
 	fmt.Fprintf(out, "store     %s (embedded), from streams %s and %s in batches of up to %d rows\n", cfg.Store.Path, "VERDICTS", "EVENTS", cfg.Store.BatchRows)
-	err := sink.FromStreams(ctx, js, sub, st, sink.Options{BatchRows: cfg.Store.BatchRows, FlushEvery: cfg.Store.FlushEvery, Logger: log})
+	err := sink.FromStreams(ctx, js, sub, st, sink.Options{BatchRows: cfg.Store.BatchRows, FlushEvery: cfg.Store.FlushEvery, AckWait: cfg.Store.AckWait, Logger: log})
 	if errors.Is(err, context.Canceled) {
 		return nil
 	}
