@@ -1,9 +1,10 @@
 package chdb
 
 import (
-	"bytes"
 	"fmt"
+	"os"
 	"strconv"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
@@ -125,21 +126,39 @@ func InsertArrow(e *Engine, table string, rec arrow.RecordBatch) error {
 }
 
 func insertArrow(e *Engine, table string, rec arrow.RecordBatch, r seqRange) error {
-	var q bytes.Buffer
-	fmt.Fprintf(&q, "INSERT INTO %s", table)
+	// The bytes go through a file, not after the statement's text: the
+	// engine reads data inline in a statement only so far, and a batch of
+	// a few hundred kilobytes fails with CANNOT_READ_ALL_DATA
+	// (TestAppenderLargeBatch).
+	f, err := os.CreateTemp("", "ponens-insert-*.arrows")
+	if err != nil {
+		return fmt.Errorf("insert into %s: %w", table, err)
+	}
+	defer os.Remove(f.Name())
+	w := ipc.NewWriter(f, ipc.WithSchema(rec.Schema()))
+	err = w.Write(rec)
+	if err == nil {
+		err = w.Close()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("insert into %s: arrow: %w", table, err)
+	}
+	var q strings.Builder
+	fmt.Fprintf(&q, "INSERT INTO %s FROM INFILE '%s'", table, quote(f.Name()))
 	if r.n > 0 && r.first > 0 {
 		fmt.Fprintf(&q, " SETTINGS insert_deduplication_token = '%s:%d-%d:%d:%016x'", table, r.first, r.last, r.n, r.h)
 	}
-	q.WriteString(" FORMAT ArrowStream\n")
-	w := ipc.NewWriter(&q, ipc.WithSchema(rec.Schema()))
-	if err := w.Write(rec); err != nil {
-		return fmt.Errorf("insert into %s: arrow: %w", table, err)
-	}
-	if err := w.Close(); err != nil {
-		return fmt.Errorf("insert into %s: arrow: %w", table, err)
-	}
-	if _, err := e.Query(q.Bytes(), ""); err != nil {
+	q.WriteString(" FORMAT ArrowStream")
+	if _, err := e.Query([]byte(q.String()), ""); err != nil {
 		return fmt.Errorf("insert into %s (%d rows): %w", table, rec.NumRows(), err)
 	}
 	return nil
+}
+
+// quote escapes s for a single-quoted SQL string.
+func quote(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s)
 }

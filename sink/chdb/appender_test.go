@@ -2,6 +2,7 @@ package chdb
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,6 +57,21 @@ func TestAppenderSamePositionsOtherRecords(t *testing.T) {
 	commitVerdicts(t, s, verdictsOf("ap-pos-2", 4), 3000)
 	if got := query(t, "SELECT count() FROM verdicts WHERE run_id LIKE 'ap-pos-%'"); got != "8" {
 		t.Errorf("rows: %s, want 8", got)
+	}
+}
+
+// A batch of several megabytes is stored whole: its bytes do not follow
+// the statement's text, which the engine reads only so far
+// (max_query_size).
+func TestAppenderLargeBatch(t *testing.T) {
+	s := NewStore(engine)
+	vs := verdictsOf("ap-large", 20000)
+	for i := range vs {
+		vs[i].Rule.Description = strings.Repeat("a long description, line\n", 8)
+	}
+	commitVerdicts(t, s, vs, 4000)
+	if got := query(t, "SELECT count(), uniqExact(seq), min(length(rule_description)) FROM verdicts WHERE run_id = 'ap-large'"); got != "20000\t20000\t200" {
+		t.Errorf("rows, seqs, description length: %q, want 20000, 20000, 200", got)
 	}
 }
 

@@ -8,10 +8,12 @@
 //     (chdb_connect, chdb_query_n, chdb_result_*, chdb_close_conn). The
 //     chdb-go module opens the library in an init function and panics when
 //     it is missing, so the ponens binary must not import it.
-//   - Queries go through chdb_query_n, which takes the SQL with a length: an
-//     INSERT … FORMAT ArrowStream carries its binary data after the query
-//     text, so Arrow record batches go into a table without a copy into
-//     another format.
+//   - Queries go through chdb_query_n, which takes the SQL with a length.
+//     Arrow record batches go into a table as an Arrow IPC stream written
+//     to a temporary file (INSERT INTO t FROM INFILE 'f' FORMAT
+//     ArrowStream), without a conversion into another format. Not inline
+//     after the statement's text: the engine reads inline data only so far,
+//     and a batch of a few hundred kilobytes fails (TestAppenderLargeBatch).
 //   - One engine per process (the library holds global state): Open returns
 //     the open engine again for the same data directory, counted, and refuses
 //     a second directory while the first is open. The engine serialises its
