@@ -3,7 +3,6 @@ package chdb
 import (
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -45,16 +44,25 @@ type appender struct {
 // at the same positions are dropped as a repeat.
 type seqRange struct{ first, last, n, h uint64 }
 
-func (r *seqRange) add(s uint64, key ...string) {
+func (r *seqRange) add(s, seq uint64, key ...string) {
 	if r.n == 0 {
 		r.first, r.h = s, fnvOffset
 	}
 	r.first, r.last = min(r.first, s), max(r.last, s)
 	r.n++
-	r.h = fnvAdd(r.h, strconv.FormatUint(s, 10))
+	r.h = fnvUint(fnvUint(r.h, s), seq)
 	for _, k := range key {
 		r.h = fnvAdd(r.h, k)
 	}
+}
+
+// fnvUint hashes the eight bytes of u into h (FNV-1a).
+func fnvUint(h, u uint64) uint64 {
+	for range 8 {
+		h = (h ^ (u & 0xff)) * fnvPrime
+		u >>= 8
+	}
+	return h
 }
 
 const fnvOffset, fnvPrime = 14695981039346656037, 1099511628211
@@ -71,13 +79,13 @@ func (a *appender) AppendVerdict(v *schema.VerdictEvent, m schema.StreamMeta) er
 	if err := a.verdicts.Append(v, m); err != nil {
 		return fmt.Errorf("verdict %s/%s/%d: %w", v.RunID, v.Rule.ID, v.Seq, err)
 	}
-	a.vseq.add(m.Seq, v.RunID, v.Rule.ID, strconv.FormatUint(v.Seq, 10))
+	a.vseq.add(m.Seq, v.Seq, v.RunID, v.Rule.ID)
 	return nil
 }
 
 func (a *appender) AppendEvent(e *schema.Event, body []byte, m schema.StreamMeta) error {
 	a.events.Append(e, body, m)
-	a.eseq.add(m.Seq, e.RunID, strconv.FormatUint(e.Seq, 10))
+	a.eseq.add(m.Seq, e.Seq, e.RunID)
 	return nil
 }
 
