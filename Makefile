@@ -51,9 +51,10 @@ lint:
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 
-## bench: the monitor's benchmarks (figures in docs/PERFORMANCE.md)
+## bench: the monitor's benchmarks (figures in docs/PERFORMANCE.md) and the store's (docs/storage.md)
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./monitor/ ./policy/...
+	$(GO) test -run '^$$' -bench . -benchtime 20x ./sink/chdb/
 
 ## fuzz: every fuzz target for FUZZTIME each, and a long differential run
 fuzz:
