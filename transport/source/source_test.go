@@ -3,6 +3,8 @@ package source
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -27,7 +29,7 @@ func TestReadBatchAckNak(t *testing.T) {
 		}
 	}
 	open := func() *Source {
-		s, err := Open(ctx, js, Options{Stream: "S", Durable: "d", BatchRows: 4, AckWait: time.Second})
+		s, err := Open(ctx, js, Options{Stream: "S", Durable: "d", BatchRows: 4, AckWait: 3 * time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -55,17 +57,37 @@ func TestReadBatchAckNak(t *testing.T) {
 	if err := read("4567").Nak(0); err != nil {
 		t.Fatal(err)
 	}
-	if err := read("4567").Ack(ctx); err != nil { // handed back: the same messages again
-		t.Fatal(err)
+	// Handed back: 4 to 7 come again, with 8 and 9, in some order.
+	var again []string
+	for range 5 {
+		b, err := s.ReadBatch(ctx, 300*time.Millisecond)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range b.Msgs {
+			again = append(again, string(m.Data()))
+		}
+		if err := b.Ack(ctx); err != nil {
+			t.Fatal(err)
+		}
 	}
-	b := read("89")
+	slices.Sort(again)
+	if got := strings.Join(again, ""); got != "456789" {
+		t.Fatalf("after the nak: %q, want 4 to 9 once each", got)
+	}
+	for _, d := range []string{"a", "b"} {
+		if _, err := js.Publish(ctx, "s.x", []byte(d)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := read("ab")
 	if b.Lag() != 0 {
 		t.Errorf("lag %d after the last message, want 0", b.Lag())
 	}
-	s = open() // a reader that died holding 8 and 9: another takes over
+	s = open() // a reader that died holding a and b: another takes over
 	read("")   // nothing before the ack wait
-	time.Sleep(time.Second)
-	if err := read("89").Ack(ctx); err != nil {
+	time.Sleep(3 * time.Second)
+	if err := read("ab").Ack(ctx); err != nil {
 		t.Fatal(err)
 	}
 	read("")
