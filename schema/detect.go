@@ -12,14 +12,15 @@ import (
 // pretty-printed trace gets the reference decoder's errors. Anything else is
 // an event stream (DecodeJSONL, with maxLine).
 func Decode(name string, data []byte, maxLine int) ([]Event, error) {
-	if isReference(data) {
+	if IsReference(data) {
 		return DecodeReference(name, data)
 	}
 	return DecodeJSONL(name, bytes.NewReader(data), maxLine)
 }
 
-// isReference reports whether data holds a reference trace.
-func isReference(data []byte) bool {
+// IsReference reports whether data holds a reference trace rather than an
+// event stream, as Decode tells them apart.
+func IsReference(data []byte) bool {
 	trimmed := bytes.TrimLeft(data, " \t\r\n")
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return false

@@ -11,8 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go"
-
 	"github.com/spf13/cobra"
 
 	"github.com/ponens/ponens/config"
@@ -68,7 +66,7 @@ cannot be reached.`,
 			if !validMode(mode) {
 				return exitWith(exitBadInput, "--mode: expected deny, suspend, abort or observe, got %q", mode)
 			}
-			set, err := rf.load(cfg.Rules.HighStakesPaths, true)
+			set, err := rf.load(cfg.Rules, true)
 			if err != nil {
 				return err
 			}
@@ -81,7 +79,7 @@ cannot be reached.`,
 			if len(errs) > 0 {
 				return exitWith(exitBadInput, "%v", errs[0])
 			}
-			run, lastID, err := replayHistory(eng, history, cfg.Trace.MaxEventBytes, cmd.ErrOrStderr())
+			run, lastID, err := replayHistory(eng, history, cfg.Trace, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -133,7 +131,7 @@ func validMode(m string) bool {
 // replayHistory starts a run of eng and feeds it the history, a trace file
 // holding one run that has not ended; it returns the run and the largest
 // action id seen.
-func replayHistory(eng *monitor.Engine, history string, maxEvent int, notes io.Writer) (*monitor.Run, int64, error) {
+func replayHistory(eng *monitor.Engine, history string, limits config.TraceConfig, notes io.Writer) (*monitor.Run, int64, error) {
 	if history == "" {
 		return eng.NewRun("decide"), 0, nil
 	}
@@ -141,7 +139,7 @@ func replayHistory(eng *monitor.Engine, history string, maxEvent int, notes io.W
 	if err != nil {
 		return nil, 0, err
 	}
-	runs, err := readTraces(files, maxEvent)
+	runs, err := readTraces(files, limits, notes)
 	if err != nil {
 		return nil, 0, exitWith(exitBadInput, "%v", err)
 	}
@@ -149,6 +147,11 @@ func replayHistory(eng *monitor.Engine, history string, maxEvent int, notes io.W
 		return nil, 0, exitWith(exitBadInput, "%s: the history must hold exactly one run, it holds %d", history, len(runs))
 	}
 	events := runs[0].Run.Events
+	if impliedEnd(runs[0].Run) {
+		// A reference trace without an outcome is, as a history, the run
+		// so far: the run.finish it would end with is not part of it.
+		events = events[:len(events)-1]
+	}
 	run := eng.NewRun(runs[0].Run.ID)
 	var lastID int64
 	for i := range events {
@@ -174,9 +177,9 @@ func decideLive(cmd *cobra.Command, cfg config.Config, runID, intent string, new
 	ctx, stop := commandContext(cmd)
 	defer stop()
 	url := natsURL(cfg.NATS)
-	nc, err := nats.Connect(url, nats.Name("ponens decide"))
+	nc, err := connectNATS(cfg.NATS, jetstream.RoleAgent, "ponens decide", false)
 	if err != nil {
-		return exitWith(exitUnavailable, "connect to %s: %v", url, err)
+		return err
 	}
 	defer nc.Close()
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)

@@ -58,7 +58,7 @@ cannot be listened on, 3 when NATS cannot be reached.`,
 			defer stop()
 			log := newLogger(cmd, cfg.Log.Level)
 			setMemoryLimit(cfg.Runtime, log)
-			nc, js, err := openStreamsPatiently(ctx, cfg.NATS, "ponens ingest", log)
+			nc, js, err := openStreamsPatiently(ctx, cfg.NATS, jetstream.RoleGateway, "ponens ingest", log)
 			if err != nil {
 				return err
 			}
@@ -73,6 +73,10 @@ cannot be listened on, 3 when NATS cannot be reached.`,
 	return cmd
 }
 
+// limitCheckEvery is how often the gateway compares the streams with
+// their bounds (nats.limit_alarm).
+const limitCheckEvery = 10 * time.Second
+
 // runGateway serves the HTTP ingest gateway on gateway.listen until ctx
 // ends, then stops once the requests in progress are answered. It says
 // where it listens on announce.
@@ -80,25 +84,44 @@ func runGateway(ctx context.Context, cfg config.Config, nc *nats.Conn, js natsjs
 	subjects := streamConfig(cfg.NATS).Subjects()
 	pub := jetstream.NewPublisher(js, subjects, jetstream.PublisherOptions{})
 	defer pub.Close()
+	metrics := gateway.NewMetrics()
 	handler := gateway.New(gateway.Options{
-		MaxBodyBytes:  cfg.Gateway.MaxBodyBytes,
-		MaxEventBytes: cfg.Trace.MaxEventBytes,
-		Token:         cfg.Gateway.Token,
-		Health:        natsHealth(nc),
-		Logger:        log,
+		MaxBodyBytes:   cfg.Gateway.MaxBodyBytes,
+		MaxEventBytes:  cfg.Trace.MaxEventBytes,
+		Token:          cfg.Gateway.Token,
+		Health:         natsHealth(nc),
+		DeadLetterRate: float64(cfg.Gateway.DeadLetterRate),
+		Streams: func(ctx context.Context) (any, error) {
+			return jetstream.Usage(ctx, js, cfg.NATS.LimitAlarm)
+		},
+		Metrics: metrics,
+		Logger:  log,
 	}, pub, loggedDeadLetters{jetstream.NewDeadLetters(js, subjects), log})
+	handler = withOTLP(handler, cfg, pub, log)
 	ln, err := net.Listen("tcp", cfg.Gateway.Listen)
 	if err != nil {
 		return exitWith(exitBadInput, "gateway.listen: %v", err)
 	}
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	srv := gateway.NewServer(gateway.ServerOptions{
+		ReadTimeout: cfg.Gateway.ReadTimeout, WriteTimeout: cfg.Gateway.WriteTimeout, IdleTimeout: cfg.Gateway.IdleTimeout,
+		MaxConcurrent: cfg.Gateway.MaxConcurrent, MaxInFlightBytes: cfg.Gateway.MaxInFlightBytes,
+		MaxBodyBytes: cfg.Gateway.MaxBodyBytes, Logger: log,
+	}, handler)
 	auth := ""
 	if cfg.Gateway.Token != "" {
 		auth = ", bearer token required"
 	}
 	fmt.Fprintf(announce, "gateway   http://%s/v1/events (POST), publishing to %s%s\n", ln.Addr(), natsURL(cfg.NATS), auth)
+	fmt.Fprintf(announce, "otlp      http://%s/v1/traces (POST, OpenTelemetry GenAI spans)\n", ln.Addr())
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		_ = jetstream.WatchLimits(watchCtx, js, cfg.NATS.LimitAlarm, limitCheckEvery, log, metrics.ObserveStreams)
+	}()
+	defer func() { stopWatch(); <-watched }()
 	select {
 	case <-ctx.Done():
 	case err := <-served:
@@ -149,33 +172,32 @@ func streamConfig(c config.NATSConfig) jetstream.StreamConfig {
 		VerdictDuplicates: c.VerdictWindow(),
 		MaxAge:            c.MaxAge,
 		Replicas:          c.Replicas,
+		Events:            jetstream.Limits{MaxBytes: c.Events.MaxBytes, MaxMsgs: c.Events.MaxMsgs},
+		Verdicts:          jetstream.Limits{MaxBytes: c.Verdicts.MaxBytes, MaxMsgs: c.Verdicts.MaxMsgs},
+		DeadLetters:       jetstream.Limits{MaxBytes: c.DeadLetters.MaxBytes, MaxAge: c.DeadLetters.MaxAge},
 	}
 }
 
-// openStreams connects to the configured NATS server and provisions the
-// streams, for a one-shot command: it fails at once when the server cannot
+// openStreams connects to the configured NATS server in role
+// (clientAuth) and provisions the streams, for a one-shot command: it fails at once when the server cannot
 // be reached. Its errors are exit errors: 2 when the configuration does not
 // fit the existing streams, 3 when the server cannot be reached or refuses.
-func openStreams(ctx context.Context, c config.NATSConfig, name string) (*nats.Conn, natsjs.JetStream, error) {
-	return dialStreams(ctx, c, name, 0, nil)
+func openStreams(ctx context.Context, c config.NATSConfig, role jetstream.Role, name string) (*nats.Conn, natsjs.JetStream, error) {
+	return dialStreams(ctx, c, role, name, 0, nil)
 }
 
 // openStreamsPatiently is openStreams for a command that serves: for up to
 // nats.start_wait it waits for the server to be reachable and for
 // JetStream to answer (jetstream.Unavailable), logging each new try.
-func openStreamsPatiently(ctx context.Context, c config.NATSConfig, name string, log *slog.Logger) (*nats.Conn, natsjs.JetStream, error) {
-	return dialStreams(ctx, c, name, c.StartWait, log)
+func openStreamsPatiently(ctx context.Context, c config.NATSConfig, role jetstream.Role, name string, log *slog.Logger) (*nats.Conn, natsjs.JetStream, error) {
+	return dialStreams(ctx, c, role, name, c.StartWait, log)
 }
 
-func dialStreams(ctx context.Context, c config.NATSConfig, name string, wait time.Duration, log *slog.Logger) (*nats.Conn, natsjs.JetStream, error) {
+func dialStreams(ctx context.Context, c config.NATSConfig, role jetstream.Role, name string, wait time.Duration, log *slog.Logger) (*nats.Conn, natsjs.JetStream, error) {
 	url := natsURL(c)
-	opts := []nats.Option{nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectWait(250 * time.Millisecond)}
-	if wait > 0 {
-		opts = append(opts, nats.RetryOnFailedConnect(true)) // connects in the background, as after a disconnection
-	}
-	nc, err := nats.Connect(url, opts...)
+	nc, err := connectNATS(c, role, name, wait > 0)
 	if err != nil {
-		return nil, nil, exitWith(exitUnavailable, "%s: connect to %s: %v", name, url, err)
+		return nil, nil, err
 	}
 	js, err := natsjs.New(nc, natsjs.WithPublishAsyncTimeout(jetstream.DefaultTimeout))
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ponens/ponens/ingest/jetstream"
 	"github.com/ponens/ponens/monitor/worker"
 )
 
@@ -34,7 +35,7 @@ at nats.listen.`,
 			}
 			ctx, stop := commandContext(cmd)
 			defer stop()
-			nc, js, err := openStreams(ctx, cfg.NATS, "ponens manifest")
+			nc, js, err := openStreams(ctx, cfg.NATS, jetstream.RoleSink, "ponens manifest")
 			if err != nil {
 				return err
 			}

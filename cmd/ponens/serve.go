@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	natsjs "github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
@@ -88,7 +89,13 @@ without the engine installed by make deps serve says so and runs without
 it). With nats.url (--url) it joins
 an existing NATS cluster instead of embedding one. With --demo it also
 publishes a synthetic fleet of agents and prints what the monitor made of
-it. Stops cleanly on SIGINT or SIGTERM.`,
+it. Stops cleanly on SIGINT or SIGTERM.
+
+The embedded server accepts only the users of nats.server.users, each
+limited to its role; with none configured, serve generates an nkey seed per
+role under <nats.store_dir>/credentials/<role>.nk, connects each of its
+parts in its role, and the other commands run with the same
+nats.store_dir pick their role's seed up (docs/security.md).`,
 		Example: `  ponens serve --rules examples/rules --demo
   ponens serve --rules examples/rules --data /var/lib/ponens --http 0.0.0.0:8080
   ponens serve --rules examples/rules --url nats://nats-1:4222 --workers 4`,
@@ -106,7 +113,7 @@ it. Stops cleanly on SIGINT or SIGTERM.`,
 			if err != nil {
 				return err
 			}
-			set, err := rf.load(cfg.Rules.HighStakesPaths, cfg.Rules.Enforce)
+			set, err := rf.load(cfg.Rules, cfg.Rules.Enforce)
 			if err != nil {
 				return err
 			}
@@ -127,19 +134,27 @@ it. Stops cleanly on SIGINT or SIGTERM.`,
 			}
 			defer closeStore()
 			if cfg.NATS.URL == "" {
-				srv, err := jetstream.StartEmbedded(jetstream.EmbeddedOptions{Listen: cfg.NATS.Listen, StoreDir: filepath.Clean(cfg.NATS.StoreDir), Name: "ponens"})
+				srv, err := startServeNATS(cfg, out)
 				if err != nil {
-					return exitWith(exitBadInput, "ponens serve: %v", err)
+					return err
 				}
 				defer srv.Shutdown()
 				cfg.NATS.URL = srv.ClientURL()
-				fmt.Fprintf(out, "nats      %s (embedded, JetStream in %s)\n", cfg.NATS.URL, cfg.NATS.StoreDir)
 			}
-			nc, js, err := openStreamsPatiently(ctx, cfg.NATS, "ponens serve", log)
+			nc, js, err := openStreamsPatiently(ctx, cfg.NATS, jetstream.RoleAdmin, "ponens serve", log)
 			if err != nil {
 				return err
 			}
 			defer nc.Close()
+			parts := map[jetstream.Role]*nats.Conn{}
+			for _, role := range []jetstream.Role{jetstream.RoleGateway, jetstream.RoleWorker, jetstream.RoleAlert} {
+				c, err := connectNATS(cfg.NATS, role, "ponens serve", false)
+				if err != nil {
+					return err
+				}
+				defer c.Close()
+				parts[role] = c
+			}
 			sub := subjectsOf(cfg)
 			fmt.Fprintf(out, "events    publish on %s.events.<runId>, %d partitions\n", sub.Prefix, sub.Partitions)
 			fmt.Fprintf(out, "verdicts  stream %s (%s)\n", schema.StreamVerdicts, sub.VerdictsIn())
@@ -147,11 +162,13 @@ it. Stops cleanly on SIGINT or SIGTERM.`,
 			fmt.Fprintf(out, "decide    request %s.decide.<partition>\n", sub.Prefix)
 			fmt.Fprintf(out, "rules     %d loaded, %s\n", len(set.Rules), rw.what())
 			g, gctx := errgroup.WithContext(ctx)
-			g.Go(func() error { return runGateway(gctx, cfg, nc, js, log, out) })
+			gwc, gwjs := parts[jetstream.RoleGateway], newJetStream(parts[jetstream.RoleGateway])
+			g.Go(func() error { return runGateway(gctx, cfg, gwc, gwjs, log, out) })
 			host, _ := os.Hostname()
 			var ws []*worker.Worker
+			wc, wjs := parts[jetstream.RoleWorker], newJetStream(parts[jetstream.RoleWorker])
 			for i := range workers {
-				w, err := worker.New(nc, js, workerOptions(fmt.Sprintf("%s-%d-%d", host, os.Getpid(), i), sub, set, js, log, cfg))
+				w, err := worker.New(wc, wjs, workerOptions(fmt.Sprintf("%s-%d-%d", host, os.Getpid(), i), sub, set, wjs, log, cfg))
 				if err != nil {
 					return orExit(exitUnavailable, err)
 				}
@@ -159,9 +176,10 @@ it. Stops cleanly on SIGINT or SIGTERM.`,
 				g.Go(func() error { return w.Run(gctx) })
 			}
 			g.Go(func() error { return rw.run(gctx, log, out, ws) })
-			g.Go(func() error { return alert.New(nc, js, sub, sub.Prefix+"-alerts").Run(gctx) })
+			ac := parts[jetstream.RoleAlert]
+			g.Go(func() error { return alert.New(ac, newJetStream(ac), sub, sub.Prefix+"-alerts").Run(gctx) })
 			if storeRun != nil {
-				g.Go(func() error { return storeRun(gctx, js) })
+				g.Go(func() error { return storeRun(gctx, cfg) })
 			}
 			if demo {
 				g.Go(func() error { return orExit(exitUnavailable, runDemo(gctx, out, nc, js, sub, demoCfg, 0)) })
@@ -179,6 +197,36 @@ it. Stops cleanly on SIGINT or SIGTERM.`,
 	registerServeStore(cmd)
 	registerFleet(cmd, &demoCfg)
 	return cmd
+}
+
+// startServeNATS starts the embedded server of serve, requiring the users
+// and TLS of embeddedAuth, and says so on out.
+func startServeNATS(cfg config.Config, out io.Writer) (*server.Server, error) {
+	say := func(format string, args ...any) { fmt.Fprintf(out, format+"\n", args...) }
+	users, tls, err := embeddedAuth(cfg.NATS, say)
+	if err != nil {
+		return nil, exitWith(exitBadInput, "ponens serve: %v", err)
+	}
+	srv, err := jetstream.StartEmbedded(jetstream.EmbeddedOptions{Listen: cfg.NATS.Listen, StoreDir: filepath.Clean(cfg.NATS.StoreDir), Name: "ponens",
+		Users: users, TLS: tls, Subjects: subjectsOf(cfg)})
+	if err != nil {
+		return nil, exitWith(exitBadInput, "ponens serve: %v", err)
+	}
+	how := "no TLS"
+	if tls != nil {
+		how = "TLS"
+		if tls.ClientCerts {
+			how += ", client certificates required"
+		}
+	}
+	say("nats      %s (embedded, JetStream in %s; %s)", srv.ClientURL(), cfg.NATS.StoreDir, how)
+	return srv, nil
+}
+
+// newJetStream is the JetStream context of a connection of serve.
+func newJetStream(nc *nats.Conn) natsjs.JetStream {
+	js, _ := natsjs.New(nc, natsjs.WithPublishAsyncTimeout(jetstream.DefaultTimeout)) // fails only without a connection
+	return js
 }
 
 func registerFleet(cmd *cobra.Command, c *fleet.Config) {
@@ -210,7 +258,7 @@ nats.listen.`,
 			if err != nil {
 				return err
 			}
-			set, err := rf.load(cfg.Rules.HighStakesPaths, cfg.Rules.Enforce)
+			set, err := rf.load(cfg.Rules, cfg.Rules.Enforce)
 			if err != nil {
 				return err
 			}
@@ -223,7 +271,7 @@ nats.listen.`,
 				return exitWith(exitBadInput, "ponens worker: %v", err)
 			}
 			defer rw.close()
-			nc, js, err := openStreamsPatiently(ctx, cfg.NATS, "ponens worker", log)
+			nc, js, err := openStreamsPatiently(ctx, cfg.NATS, jetstream.RoleWorker, "ponens worker", log)
 			if err != nil {
 				return err
 			}
@@ -273,7 +321,7 @@ nats.url (--url), or to a running ` + "`ponens serve`" + ` at nats.listen.`,
 			}
 			ctx, stop := commandContext(cmd)
 			defer stop()
-			nc, js, err := openStreams(ctx, cfg.NATS, "ponens demo")
+			nc, js, err := openStreams(ctx, cfg.NATS, jetstream.RoleAdmin, "ponens demo")
 			if err != nil {
 				return err
 			}
@@ -395,5 +443,5 @@ func loadRules(cmd *cobra.Command, rf *ruleFlags) (*ruleset.Set, error) {
 	if err != nil {
 		return nil, err
 	}
-	return rf.load(cfg.Rules.HighStakesPaths, cfg.Rules.Enforce)
+	return rf.load(cfg.Rules, cfg.Rules.Enforce)
 }

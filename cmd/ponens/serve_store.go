@@ -6,10 +6,10 @@ import (
 	"io"
 	"log/slog"
 
-	natsjs "github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
 
 	"github.com/ponens/ponens/config"
+	"github.com/ponens/ponens/ingest/jetstream"
 	"github.com/ponens/ponens/sink/chdb"
 )
 
@@ -20,10 +20,11 @@ func registerServeStore(cmd *cobra.Command) {
 }
 
 // serveStore returns what serve runs to store the streams: the sink into
-// the embedded store, opened now. Without the engine's library it logs how
+// the embedded store, opened now, on a connection of its own in the sink
+// role. Without the engine's library it logs how
 // to install it and returns nil, and serve goes on without the store; so
 // it does with --no-store.
-func serveStore(cmd *cobra.Command, cfg config.Config, log *slog.Logger, out io.Writer) (run func(context.Context, natsjs.JetStream) error, closeStore func(), err error) {
+func serveStore(cmd *cobra.Command, cfg config.Config, log *slog.Logger, out io.Writer) (run func(context.Context, config.Config) error, closeStore func(), err error) {
 	if off, _ := cmd.Flags().GetBool("no-store"); off {
 		return nil, func() {}, nil
 	}
@@ -38,7 +39,12 @@ func serveStore(cmd *cobra.Command, cfg config.Config, log *slog.Logger, out io.
 	if err != nil {
 		return nil, nil, exitWith(exitUnavailable, "store %s: %v (give --no-store to run without it)", cfg.Store.Path, err)
 	}
-	return func(ctx context.Context, js natsjs.JetStream) error {
-		return runSink(ctx, cfg, js, st, log, out)
+	return func(ctx context.Context, cfg config.Config) error {
+		nc, err := connectNATS(cfg.NATS, jetstream.RoleSink, "ponens serve", false)
+		if err != nil {
+			return err
+		}
+		defer nc.Close()
+		return runSink(ctx, cfg, newJetStream(nc), st, log, out)
 	}, closeStore, nil
 }

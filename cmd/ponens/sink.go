@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ponens/ponens/config"
+	"github.com/ponens/ponens/ingest/jetstream"
 	"github.com/ponens/ponens/sink"
 	"github.com/ponens/ponens/sink/chdb"
 )
@@ -63,7 +64,7 @@ use by another process.`,
 				return exitWith(exitUnavailable, "store %s: %v", cfg.Store.Path, err)
 			}
 			defer closeStore()
-			nc, js, err := openStreamsPatiently(ctx, cfg.NATS, "ponens sink", log)
+			nc, js, err := openStreamsPatiently(ctx, cfg.NATS, jetstream.RoleSink, "ponens sink", log)
 			if err != nil {
 				return err
 			}

@@ -2,6 +2,8 @@ package jetstream
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -23,6 +25,10 @@ const defaultMaxDeadLetter = 1 << 20
 // reasonToken is what a reason must look like: one subject token.
 var reasonToken = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
 
+// ValidReason reports whether r can be a dead-letter reason: one
+// lowercase subject token, such as schema.ReasonSeqGap.
+func ValidReason(r string) bool { return reasonToken.MatchString(r) }
+
 // DeadLetters sends refused inputs to the DEADLETTER stream, on
 // schema.Subjects.DeadLetter(reason), with the reason, the source and the
 // error in headers and the refused bytes as the body. It is safe for
@@ -37,12 +43,25 @@ func NewDeadLetters(js natsjs.JetStream, subjects schema.Subjects) *DeadLetters 
 	return &DeadLetters{js: js, subjects: subjects}
 }
 
+// DeadLetterID is the Nats-Msg-Id of a dead letter: dl:<reason>:<hash>,
+// the hash a SHA-256 of the error message and the whole refused input
+// (before any cut). The same input refused again for the same reason and
+// error within the stream's duplicate window — a worker replaying after a
+// crash, a client sending a bad request again — is stored once.
+func DeadLetterID(reason, errText string, payload []byte) string {
+	h := sha256.New()
+	h.Write([]byte(errText))
+	h.Write([]byte{0})
+	h.Write(payload)
+	return "dl:" + reason + ":" + hex.EncodeToString(h.Sum(nil)[:16])
+}
+
 // Send stores payload as a dead letter and waits for the acknowledgement.
 // reason is a stable code (schema.ReasonMalformed, …; one subject token),
 // source says where it was refused (schema.SourceGateway, …), and err says
 // why and where (file, line, field). A payload larger than the server
 // accepts is cut to fit and marked with schema.HeaderTruncated, the
-// original size.
+// original size. Its message id is DeadLetterID(reason, the error, payload).
 func (d *DeadLetters) Send(ctx context.Context, reason, source string, err error, payload []byte) error {
 	if !reasonToken.MatchString(reason) {
 		return fmt.Errorf("dead letter: reason %q is not a lowercase subject token", reason)
@@ -59,6 +78,7 @@ func (d *DeadLetters) Send(ctx context.Context, reason, source string, err error
 	msg.Header.Set(schema.HeaderReason, reason)
 	msg.Header.Set(schema.HeaderSource, source)
 	msg.Header.Set(natsjs.ExpectedStreamHeader, schema.StreamDeadLetter)
+	msg.Header.Set(natsjs.MsgIDHeader, DeadLetterID(reason, text, payload))
 	limit := int64(defaultMaxDeadLetter)
 	if nc := d.js.Conn(); nc != nil && nc.MaxPayload() > 0 {
 		limit = nc.MaxPayload() - headerSize(msg.Header) - 64 // room for the Truncated header

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/ponens/ponens/monitor"
+	"github.com/ponens/ponens/policy/policymd"
 	"github.com/ponens/ponens/schema"
 )
 
@@ -101,5 +102,9 @@ func decideOnce(ctx context.Context, nc *nats.Conn, subjects schema.Subjects, ru
 	case answer.Error != "":
 		return d, answer.Retry, fmt.Errorf("decide: %s", answer.Error)
 	}
-	return answer.Decision, false, nil
+	switch answer.Decision.Decision {
+	case policymd.Allow, policymd.Deny, policymd.RequireApproval:
+		return answer.Decision, false, nil
+	}
+	return d, false, fmt.Errorf("decide: the answer on %s for run %q is neither a decision (allow, deny or require_approval) nor an error: %.200q", subjects.Decide(k), runID, msg.Data)
 }

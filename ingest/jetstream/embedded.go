@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+
+	"github.com/ponens/ponens/schema"
 )
 
 // DefaultMaxPayload is the largest message the embedded server accepts
@@ -35,6 +37,15 @@ type EmbeddedOptions struct {
 	ReadyTimeout time.Duration
 	// Logger receives the server's log; nil discards it.
 	Logger *slog.Logger
+	// Users, when not empty, are the only clients the server accepts,
+	// each with the permissions of its role (Permissions) over Subjects.
+	Users []User
+	// Subjects are the subjects the users' permissions name (the default
+	// prefix when empty).
+	Subjects schema.Subjects
+	// TLS, when set, makes the server require TLS, and client
+	// certificates when TLS.ClientCerts.
+	TLS *ServerTLS
 }
 
 // ClusterOptions makes an embedded server a cluster node.
@@ -80,6 +91,13 @@ func StartEmbedded(opts EmbeddedOptions) (*server.Server, error) {
 	}
 	if so.MaxPayload == 0 {
 		so.MaxPayload = DefaultMaxPayload
+	}
+	subjects := opts.Subjects
+	if subjects.Prefix == "" {
+		subjects.Prefix = schema.DefaultPrefix
+	}
+	if err := serverAuth(so, opts.Users, subjects, opts.TLS); err != nil {
+		return nil, fmt.Errorf("embedded nats: %w", err)
 	}
 	if c := opts.Cluster; c != nil {
 		if opts.Name == "" {

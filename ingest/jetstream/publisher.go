@@ -2,11 +2,14 @@ package jetstream
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -61,8 +64,36 @@ func (o PublisherOptions) withDefaults() PublisherOptions {
 	return o
 }
 
-// ErrClosed is returned by a Publisher that has been closed.
-var ErrClosed = errors.New("publisher closed")
+var (
+	// ErrClosed is returned by a Publisher that has been closed.
+	ErrClosed = errors.New("publisher closed")
+	// ErrAbandoned is the outcome of an event still unacknowledged when
+	// CloseContext's context ended: it may or may not be stored, and
+	// publishing it again (with the same message id) is safe.
+	ErrAbandoned = errors.New("not acknowledged: publishing stopped before the server answered")
+	// ErrStreamFull is the outcome of an event the EVENTS stream refused
+	// because it is at its nats.events.max_bytes or max_msgs: nothing
+	// stored was evicted for it; it can be sent again once there is room.
+	ErrStreamFull = errors.New("the stream is full")
+)
+
+// jsStoreFailed is the JetStream error code of a message the stream did
+// not store; at a limit with the discard-new policy its description says
+// which limit.
+const jsStoreFailed = 10077
+
+// streamFull returns err wrapped as ErrStreamFull when it is a stream
+// refusing a message at its limit, and nil otherwise.
+func streamFull(err error) error {
+	var api *natsjs.APIError
+	if !errors.As(err, &api) || api.ErrorCode != jsStoreFailed {
+		return nil
+	}
+	if d := api.Description; strings.Contains(d, "maximum messages") || strings.Contains(d, "maximum bytes") {
+		return fmt.Errorf("%w (%s)", ErrStreamFull, d)
+	}
+	return nil
+}
 
 // PublishError is the failure to store one event: refused before it was
 // sent (Attempts 0: invalid, too large, the context ended) or not
@@ -92,6 +123,12 @@ type Stats struct {
 	Duplicates int64 // acknowledged as already stored (a duplicate message id)
 	Retries    int64 // attempts after the first
 	Failed     int64 // given up on after every attempt
+	// Conflicts are duplicates whose stored message has other content
+	// (schema.ErrConflictingDuplicate): refused, not stored.
+	Conflicts int64
+	// Unchecked are duplicates whose stored message could not be read
+	// back to compare (counted in Duplicates too).
+	Unchecked int64
 }
 
 // Publisher publishes events to the EVENTS stream asynchronously, with at
@@ -109,8 +146,11 @@ type Publisher struct {
 	slots     chan struct{} // one token per event in flight
 	queue     chan *pending // sent, waiting for the acknowledgement
 	closing   chan struct{} // closed when Close starts
+	abort     chan struct{} // closed when CloseContext gives up waiting
 	acked     chan struct{} // closed when the acknowledging goroutine ends
 	closeOnce sync.Once
+	abortOnce sync.Once
+	checks    sync.WaitGroup // comparisons of duplicates in progress
 
 	// Lock order: closeMu, then mu.
 	closeMu sync.RWMutex // read-held by each Publish call, write-held by Close
@@ -122,6 +162,7 @@ type Publisher struct {
 	waiters  []*flushWaiter
 	failure  error // the first failure of Publish not yet reported
 	stats    Stats
+	events   natsjs.Stream // EVENTS, to read duplicates back; nil until needed
 }
 
 // pending is an event sent and waiting for its acknowledgement.
@@ -136,7 +177,7 @@ type pending struct {
 	deadline time.Time           // when the latest attempt times out, or the pause ends
 	// report receives the outcome of an event of PublishBatch; nil for
 	// Publish, whose failures Flush reports.
-	report func(error)
+	report func(err error, duplicate bool)
 }
 
 // flushWaiter is a Flush waiting for the events queued before it.
@@ -158,6 +199,7 @@ func NewPublisher(js natsjs.JetStream, subjects schema.Subjects, opts PublisherO
 		slots:    make(chan struct{}, opts.MaxInFlight),
 		queue:    make(chan *pending, opts.MaxInFlight),
 		closing:  make(chan struct{}),
+		abort:    make(chan struct{}),
 		acked:    make(chan struct{}),
 	}
 	go p.acknowledge()
@@ -175,38 +217,70 @@ func (p *Publisher) Publish(ctx context.Context, ev *schema.Event) error {
 	return p.publish(ctx, ev, nil)
 }
 
+// PublishReport publishes ev as Publish does and, when it returns nil,
+// calls report exactly once with the event's outcome: nil once it is stored
+// (or was already), a *PublishError after every attempt failed, or one
+// wrapping ErrAbandoned when CloseContext stopped waiting for it. report
+// runs on the Publisher's goroutine and must not block. Its failures are
+// not Flush's.
+func (p *Publisher) PublishReport(ctx context.Context, ev *schema.Event, report func(error)) error {
+	if report == nil {
+		report = func(error) {}
+	}
+	return p.publish(ctx, ev, func(err error, _ bool) { report(err) })
+}
+
 // PublishBatch publishes events as Publish does and waits until each is
 // acknowledged or has failed. It returns one error per event, nil for an
 // event that is stored (or was already). Once ctx has ended no further event
 // is sent (those get ctx.Err()), but the ones sent are still waited for,
 // which each attempt's Timeout bounds. Its failures are not Flush's.
 func (p *Publisher) PublishBatch(ctx context.Context, events []*schema.Event) []error {
-	errs := make([]error, len(events))
+	out := p.PublishBatchOutcomes(ctx, events)
+	errs := make([]error, len(out))
+	for i, o := range out {
+		errs[i] = o.Err
+	}
+	return errs
+}
+
+// Outcome is what became of one event of PublishBatchOutcomes: Err nil
+// when it is stored, Duplicate when it was stored before (the same
+// message id, the same content).
+type Outcome struct {
+	Err       error
+	Duplicate bool
+}
+
+// PublishBatchOutcomes is PublishBatch telling the events stored now from
+// those stored before.
+func (p *Publisher) PublishBatchOutcomes(ctx context.Context, events []*schema.Event) []Outcome {
+	out := make([]Outcome, len(events))
 	var wg sync.WaitGroup
 	for i, ev := range events {
 		wg.Add(1)
-		err := p.publish(ctx, ev, func(err error) {
-			errs[i] = err
+		err := p.publish(ctx, ev, func(err error, dup bool) {
+			out[i] = Outcome{Err: err, Duplicate: dup && err == nil}
 			wg.Done()
 		})
 		if err == nil {
 			continue
 		}
 		wg.Done()
-		errs[i] = err
+		out[i].Err = err
 		if ctx.Err() != nil || errors.Is(err, ErrClosed) {
 			for j := i + 1; j < len(events); j++ {
-				errs[j] = err
+				out[j].Err = err
 			}
 			break
 		}
 	}
 	wg.Wait()
-	return errs
+	return out
 }
 
 // publish sends ev and queues it for its acknowledgement.
-func (p *Publisher) publish(ctx context.Context, ev *schema.Event, report func(error)) error {
+func (p *Publisher) publish(ctx context.Context, ev *schema.Event, report func(error, bool)) error {
 	fail := func(err error) error { return &PublishError{RunID: ev.RunID, Seq: ev.Seq, Err: err} }
 	if err := ctx.Err(); err != nil {
 		return err
@@ -224,10 +298,15 @@ func (p *Publisher) publish(ctx context.Context, ev *schema.Event, report func(e
 	// the client may still be encoding an earlier attempt.
 	msg.Header.Set(natsjs.MsgIDHeader, schema.EventMsgID(ev.RunID, ev.Seq))
 	msg.Header.Set(natsjs.ExpectedStreamHeader, schema.StreamEvents)
+	sum := sha256.Sum256(data)
+	msg.Header.Set(schema.HeaderHash, hex.EncodeToString(sum[:]))
 	if err := p.checkSize(msg); err != nil {
 		return fail(err)
 	}
 
+	if err := p.denied(); err != nil {
+		return fail(err)
+	}
 	p.closeMu.RLock()
 	defer p.closeMu.RUnlock()
 	if p.closed {
@@ -309,6 +388,7 @@ func headerSize(h nats.Header) int64 {
 // Timeout, not one each.
 func (p *Publisher) acknowledge() {
 	defer close(p.acked)
+	defer p.checks.Wait()
 	var list []*pending
 	open := true
 	take := func(it *pending, ok bool) {
@@ -338,8 +418,15 @@ func (p *Publisher) acknowledge() {
 		list = list[1:]
 		var ack *natsjs.PubAck
 		var err error
+		if p.aborted() {
+			p.resolve(it, nil, &PublishError{RunID: it.runID, Seq: it.seq, Attempts: it.attempts, Err: ErrAbandoned})
+			continue
+		}
 		if it.fut == nil { // paused before being sent again
-			sleepUntil(it.deadline)
+			if !p.sleepUntil(it.deadline) {
+				list = append(list, it) // resolved as abandoned on the next turn
+				continue
+			}
 			it.attempts++
 			it.fut, err = p.js.PublishMsgAsync(it.msg)
 			it.deadline = time.Now().Add(p.opts.Timeout)
@@ -348,6 +435,12 @@ func (p *Publisher) acknowledge() {
 			ack, err = p.waitFor(it)
 		}
 		switch {
+		case err == nil && ack.Duplicate:
+			p.checks.Add(1)
+			go func() {
+				defer p.checks.Done()
+				p.resolve(it, ack, p.compare(it, ack))
+			}()
 		case err == nil:
 			p.resolve(it, ack, nil)
 		case it.attempts <= p.opts.Retries && Retryable(err):
@@ -358,16 +451,77 @@ func (p *Publisher) acknowledge() {
 			it.deadline = time.Now().Add(min(p.opts.RetryWait<<(it.attempts-1), maxRetryWait))
 			list = append(list, it)
 		default:
+			if full := streamFull(err); full != nil {
+				err = full
+			}
 			p.resolve(it, nil, &PublishError{RunID: it.runID, Seq: it.seq, Attempts: it.attempts, Err: err})
 		}
 	}
 }
 
-// sleepUntil pauses until t.
-func sleepUntil(t time.Time) {
+// compare reads back the message a duplicate acknowledgement points at and
+// returns a *PublishError wrapping schema.ErrConflictingDuplicate when its
+// content differs from it's. A stored message without a hash (published
+// otherwise) or one that cannot be read is counted as Unchecked and taken
+// as the same.
+func (p *Publisher) compare(it *pending, ack *natsjs.PubAck) error {
+	ctx, cancel := context.WithTimeout(context.Background(), p.opts.Timeout)
+	defer cancel()
+	stored, err := p.storedMsg(ctx, ack.Sequence)
+	want := it.msg.Header.Get(schema.HeaderHash)
+	if err != nil || stored.Header.Get(schema.HeaderHash) == "" {
+		p.mu.Lock()
+		p.stats.Unchecked++
+		p.mu.Unlock()
+		return nil
+	}
+	if got := stored.Header.Get(schema.HeaderHash); got != want {
+		return &PublishError{RunID: it.runID, Seq: it.seq, Attempts: it.attempts, Err: &schema.FieldError{
+			Err:      schema.ErrConflictingDuplicate,
+			Expected: fmt.Sprintf("the content stored for this run and seq (EVENTS sequence %d, sha256 %s)", ack.Sequence, got),
+			Got:      "other content (sha256 " + want + ")"}}
+	}
+	return nil
+}
+
+// storedMsg reads message seq of EVENTS.
+func (p *Publisher) storedMsg(ctx context.Context, seq uint64) (*natsjs.RawStreamMsg, error) {
+	p.mu.Lock()
+	st := p.events
+	p.mu.Unlock()
+	if st == nil {
+		var err error
+		if st, err = p.js.Stream(ctx, schema.StreamEvents); err != nil {
+			return nil, err
+		}
+		p.mu.Lock()
+		p.events = st
+		p.mu.Unlock()
+	}
+	return st.GetMsg(ctx, seq)
+}
+
+// sleepUntil pauses until t; false when CloseContext gave up first.
+func (p *Publisher) sleepUntil(t time.Time) bool {
 	if d := time.Until(t); d > 0 {
 		timer := time.NewTimer(d)
-		<-timer.C
+		defer timer.Stop()
+		select {
+		case <-timer.C:
+		case <-p.abort:
+			return false
+		}
+	}
+	return !p.aborted()
+}
+
+// aborted reports whether CloseContext gave up waiting.
+func (p *Publisher) aborted() bool {
+	select {
+	case <-p.abort:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -383,14 +537,46 @@ func (p *Publisher) waitFor(it *pending) (*natsjs.PubAck, error) {
 	}
 	t := time.NewTimer(time.Until(it.deadline))
 	defer t.Stop()
-	select {
-	case ack := <-it.fut.Ok():
-		return ack, nil
-	case err := <-it.fut.Err():
-		return nil, err
-	case <-t.C:
-		return nil, fmt.Errorf("%w (waited %s)", natsjs.ErrAsyncPublishTimeout, p.opts.Timeout)
+	poll := time.NewTicker(deniedPoll)
+	defer poll.Stop()
+	for {
+		select {
+		case ack := <-it.fut.Ok():
+			return ack, nil
+		case err := <-it.fut.Err():
+			return nil, err
+		case <-t.C:
+			return nil, fmt.Errorf("%w (waited %s)", natsjs.ErrAsyncPublishTimeout, p.opts.Timeout)
+		case <-p.abort:
+			return nil, ErrAbandoned
+		case <-poll.C:
+			if err := p.denied(); err != nil {
+				return nil, err
+			}
+		}
 	}
+}
+
+// deniedPoll is how often an event waiting for its acknowledgement looks
+// for a permission violation: the server drops an event its client may not
+// publish and says so only on the connection, so the acknowledgement would
+// never come.
+const deniedPoll = 50 * time.Millisecond
+
+// denied returns an error wrapping nats.ErrPermissionViolation when the
+// server has refused to let the publisher's connection publish events
+// (its user's permissions do not allow the events subjects): retrying
+// cannot help, so events fail at once instead.
+func (p *Publisher) denied() error {
+	nc := p.js.Conn()
+	if nc == nil {
+		return nil
+	}
+	last := nc.LastError()
+	if errors.Is(last, nats.ErrPermissionViolation) && strings.Contains(strings.ToLower(last.Error()), strings.ToLower(`publish to "`+p.subjects.Prefix+`.events.`)) {
+		return fmt.Errorf("%w (the server does not let this client's user publish on %s)", last, p.subjects.EventsIn())
+	}
+	return nil
 }
 
 // Retryable reports whether a publish that failed with err may succeed when
@@ -399,6 +585,9 @@ func (p *Publisher) waitFor(it *pending) (*natsjs.PubAck, error) {
 // JetStream temporarily unavailable. Messages the server refuses and a
 // closed connection are not.
 func Retryable(err error) bool {
+	if streamFull(err) != nil {
+		return false // room comes only from an operator or from max_age
+	}
 	for _, transient := range []error{
 		natsjs.ErrAsyncPublishTimeout, natsjs.ErrNoStreamResponse, natsjs.ErrTooManyStalledMsgs,
 		nats.ErrTimeout, nats.ErrNoResponders, nats.ErrDisconnected, nats.ErrReconnectBufExceeded,
@@ -420,6 +609,11 @@ func Retryable(err error) bool {
 func (p *Publisher) resolve(it *pending, ack *natsjs.PubAck, err error) {
 	p.mu.Lock()
 	switch {
+	case errors.Is(err, schema.ErrConflictingDuplicate):
+		p.stats.Conflicts++
+		if it.report == nil && p.failure == nil {
+			p.failure = err
+		}
 	case err != nil:
 		p.stats.Failed++
 		if it.report == nil && p.failure == nil {
@@ -447,7 +641,7 @@ func (p *Publisher) resolve(it *pending, ack *natsjs.PubAck, err error) {
 	p.mu.Unlock()
 	<-p.slots
 	if it.report != nil {
-		it.report(err)
+		it.report(err, ack != nil && ack.Duplicate)
 	}
 }
 
@@ -499,4 +693,22 @@ func (p *Publisher) Close() error {
 	err := p.failure
 	p.failure = nil
 	return err
+}
+
+// CloseContext is Close with a bound: when ctx ends before every event in
+// flight is resolved, it stops waiting and sending again, resolves each
+// event still open as abandoned (ErrAbandoned: PublishReport's callbacks
+// say which), and returns a *PublishError wrapping ErrAbandoned unless an
+// earlier failure is to be reported. It returns once the Publisher's
+// goroutine has ended.
+func (p *Publisher) CloseContext(ctx context.Context) error {
+	done := make(chan error, 1)
+	go func() { done <- p.Close() }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		p.abortOnce.Do(func() { close(p.abort) })
+		return <-done
+	}
 }

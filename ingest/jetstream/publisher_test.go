@@ -351,3 +351,46 @@ func TestCluster(t *testing.T) {
 		return err == nil && info.State.Msgs == 400
 	})
 }
+
+// TestCloseContextAbandons: with acknowledgements that never come (the
+// server gone), CloseContext stops waiting when its context ends and
+// reports each event still open as abandoned, instead of waiting every
+// attempt of every event out.
+func TestCloseContextAbandons(t *testing.T) {
+	_, _, js := jstest.Start(t)
+	provision(t, js, testStreams)
+	stuck := newGatedJS(js, false, false) // acknowledgements held back
+	p := jetstream.NewPublisher(stuck, testStreams.Subjects(), jetstream.PublisherOptions{Timeout: time.Hour})
+	const n = 20
+	var mu sync.Mutex
+	outcomes := map[uint64]error{}
+	for seq := uint64(1); seq <= n; seq++ {
+		err := p.PublishReport(ctxT(t), event("stuck", seq), func(err error) {
+			mu.Lock()
+			outcomes[seq] = err
+			mu.Unlock()
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := p.CloseContext(ctx); err != nil {
+		t.Errorf("CloseContext = %v; the failures were PublishReport's to report", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(outcomes) != n {
+		t.Fatalf("%d outcomes reported, want %d", len(outcomes), n)
+	}
+	for seq, err := range outcomes {
+		var pe *jetstream.PublishError
+		if !errors.Is(err, jetstream.ErrAbandoned) || !errors.As(err, &pe) || pe.Seq != seq {
+			t.Errorf("seq %d: outcome %v, want a PublishError of seq %d wrapping ErrAbandoned", seq, err, seq)
+		}
+	}
+	if st := p.Stats(); st.Failed != n {
+		t.Errorf("stats %+v, want %d failed", st, n)
+	}
+}

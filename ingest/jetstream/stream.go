@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"regexp"
 	"strconv"
 	"time"
@@ -31,6 +32,34 @@ type StreamConfig struct {
 	Replicas int
 	// Memory keeps the streams in memory instead of files.
 	Memory bool
+	// Events, Verdicts and DeadLetters bound each stream (0: no bound).
+	// At its bound EVENTS and VERDICTS refuse new messages (the publisher
+	// gets ErrStreamFull, the gateway answers 503) rather than evicting
+	// stored ones a worker may not have read; DEADLETTER, a record for
+	// people, drops its oldest entries.
+	Events, Verdicts, DeadLetters Limits
+}
+
+// Limits bounds one stream. Zero values mean no bound; MaxAge 0 takes
+// StreamConfig.MaxAge.
+type Limits struct {
+	MaxBytes int64
+	MaxMsgs  int64
+	MaxAge   time.Duration
+}
+
+// apply sets l on sc.
+func (l Limits) apply(sc *natsjs.StreamConfig) {
+	sc.MaxBytes, sc.MaxMsgs = -1, -1
+	if l.MaxBytes > 0 {
+		sc.MaxBytes = l.MaxBytes
+	}
+	if l.MaxMsgs > 0 {
+		sc.MaxMsgs = l.MaxMsgs
+	}
+	if l.MaxAge > 0 {
+		sc.MaxAge = l.MaxAge
+	}
 }
 
 // Subjects returns the subject names under the configured prefix.
@@ -64,7 +93,7 @@ func (c StreamConfig) streams() []natsjs.StreamConfig {
 			Description: desc,
 			Subjects:    subjects,
 			Retention:   natsjs.LimitsPolicy,
-			Discard:     natsjs.DiscardOld,
+			Discard:     natsjs.DiscardNew,
 			MaxAge:      c.MaxAge,
 			Storage:     storage,
 			Replicas:    replicas,
@@ -73,9 +102,14 @@ func (c StreamConfig) streams() []natsjs.StreamConfig {
 	events := base(schema.StreamEvents, "ponens trace events, partitioned by run", s.EventsIn())
 	events.Duplicates = dup
 	events.SubjectTransform = &natsjs.SubjectTransformConfig{Source: s.EventsIn(), Destination: s.PartitionTransform()}
+	c.Events.apply(&events)
 	verdicts := base(schema.StreamVerdicts, "ponens verdict transitions", s.VerdictsIn())
 	verdicts.Duplicates = vdup
+	c.Verdicts.apply(&verdicts)
 	dlq := base(schema.StreamDeadLetter, "ponens refused inputs, with the reason", s.DeadLettersIn())
+	dlq.Discard = natsjs.DiscardOld
+	dlq.Duplicates = dup
+	c.DeadLetters.apply(&dlq)
 	return []natsjs.StreamConfig{events, verdicts, dlq}
 }
 
@@ -87,8 +121,10 @@ var partitionArg = regexp.MustCompile(`\{\{\s*[pP]artition\s*\(\s*(\d+)`)
 var ErrPartitionChange = errors.New("the EVENTS partitioning cannot change")
 
 // Provision creates the EVENTS, VERDICTS and DEADLETTER streams, or updates
-// them to cfg when they exist; running it again with the same cfg changes
-// nothing. It refuses (ErrPartitionChange) to change the partition count or
+// them to cfg when they exist otherwise; running it again with the same
+// cfg changes nothing and only looks the streams up, so that a client
+// without the right to manage streams (every role but admin) starts when
+// they exist as configured. It refuses (ErrPartitionChange) to change the partition count or
 // subject transform of an existing EVENTS stream: runs would move between
 // partitions while workers hold their state. To repartition, drain the
 // workers, delete the stream and provision it anew.
@@ -111,6 +147,9 @@ func Provision(ctx context.Context, js natsjs.JetStream, cfg StreamConfig) error
 			if err := checkPartitions(st.CachedInfo().Config, sc); err != nil {
 				return err
 			}
+		}
+		if sameStream(st.CachedInfo().Config, sc) {
+			continue // nothing to change: looking it up is all a role without stream rights may do
 		}
 		if _, err := js.UpdateStream(ctx, sc); err != nil {
 			return fmt.Errorf("provision: update stream %s: %w", sc.Name, err)
@@ -177,4 +216,38 @@ func partitionsOf(dest string) int {
 	}
 	n, _ := strconv.Atoi(m[1])
 	return n
+}
+
+// sameStream reports whether a stream configured as have needs no update
+// to be as want says: equal once the values the server fills in for what
+// a configuration leaves zero (no limit, the default duplicate window) and
+// its own metadata are set aside.
+func sameStream(have, want natsjs.StreamConfig) bool {
+	norm := func(c natsjs.StreamConfig) natsjs.StreamConfig {
+		for _, n := range []*int64{&c.MaxMsgs, &c.MaxBytes, &c.MaxMsgsPerSubject} {
+			if *n == 0 {
+				*n = -1
+			}
+		}
+		for _, n := range []*int{&c.MaxConsumers} {
+			if *n == 0 {
+				*n = -1
+			}
+		}
+		if c.MaxMsgSize == 0 {
+			c.MaxMsgSize = -1
+		}
+		if c.Duplicates == 0 {
+			c.Duplicates = 2 * time.Minute
+			if c.MaxAge > 0 && c.MaxAge < c.Duplicates {
+				c.Duplicates = c.MaxAge
+			}
+		}
+		if c.Replicas == 0 {
+			c.Replicas = 1
+		}
+		c.Metadata = nil
+		return c
+	}
+	return reflect.DeepEqual(norm(have), norm(want))
 }

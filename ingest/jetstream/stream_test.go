@@ -117,3 +117,47 @@ func TestStartEmbeddedErrors(t *testing.T) {
 		t.Errorf("port in use: %v after %s", err, time.Since(start))
 	}
 }
+
+// TestDeadLetterIDs: the same input refused again for the same reason is
+// stored once (a worker replaying after a crash refuses the same events
+// again); another reason or another input is another dead letter. The
+// stream's bounds come from the configuration.
+func TestDeadLetterIDs(t *testing.T) {
+	_, _, js := jstest.Start(t)
+	cfg := testStreams
+	cfg.DeadLetters = jetstream.Limits{MaxBytes: 1 << 20, MaxAge: time.Hour}
+	provision(t, js, cfg)
+	dlq := jetstream.NewDeadLetters(js, cfg.Subjects())
+	const afterText = "run r: seq 9 after the run ended"
+	after := errors.New(afterText)
+	for _, d := range []struct {
+		reason, body string
+	}{{schema.ReasonAfterEnd, `{"seq":9}`}, {schema.ReasonAfterEnd, `{"seq":9}`}, {schema.ReasonAfterEnd, `{"seq":9}`},
+		{schema.ReasonSeqRepeat, `{"seq":9}`}, {schema.ReasonAfterEnd, `{"seq":10}`}} {
+		if err := dlq.Send(ctxT(t), d.reason, schema.SourceWorker, after, []byte(d.body)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	for _, m := range readAll(t, js, schema.StreamDeadLetter) {
+		got = append(got, m.Headers().Get(natsjs.MsgIDHeader)+" "+string(m.Data()))
+	}
+	want := []string{
+		jetstream.DeadLetterID(schema.ReasonAfterEnd, afterText, []byte(`{"seq":9}`)) + ` {"seq":9}`,
+		jetstream.DeadLetterID(schema.ReasonSeqRepeat, afterText, []byte(`{"seq":9}`)) + ` {"seq":9}`,
+		jetstream.DeadLetterID(schema.ReasonAfterEnd, afterText, []byte(`{"seq":10}`)) + ` {"seq":10}`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("dead letters\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if !strings.HasPrefix(want[0], "dl:after-end:") {
+		t.Errorf("id %q, want dl:<reason>:<hash>", want[0])
+	}
+	st, err := js.Stream(ctxT(t), schema.StreamDeadLetter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := st.CachedInfo().Config; c.MaxBytes != 1<<20 || c.MaxAge != time.Hour || c.Discard != natsjs.DiscardOld {
+		t.Errorf("DEADLETTER bounds %d bytes, %s, discard %v", c.MaxBytes, c.MaxAge, c.Discard)
+	}
+}

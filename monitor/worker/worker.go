@@ -112,7 +112,7 @@ func (o *Options) fill() {
 }
 
 // KV bucket names, under the subjects' prefix.
-func bucket(prefix, name string) string { return prefix + "_" + name }
+func bucket(prefix, name string) string { return schema.Subjects{Prefix: prefix}.Bucket(name) }
 
 // Worker owns a share of the partitions and runs the monitor on each. It is
 // safe to call Owned from any goroutine while Run runs.
@@ -421,17 +421,31 @@ func (w *Worker) buckets(ctx context.Context) error {
 			return nil
 		}
 		var kv jetstream.KeyValue
-		kv, err = w.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: bucket(p, name), TTL: ttl, Replicas: max(w.opts.Replicas, 1)})
+		kv, err = openBucket(ctx, w.js, jetstream.KeyValueConfig{Bucket: bucket(p, name), TTL: ttl, Replicas: max(w.opts.Replicas, 1)})
 		return kv
 	}
-	w.members = mk("workers", w.opts.LeaseTTL)
-	w.leases = mk("leases", w.opts.LeaseTTL)
-	w.checkpoints = mk("checkpoints", 0)
-	w.manifest = mk("rules", 0)
+	w.members = mk(schema.BucketWorkers, w.opts.LeaseTTL)
+	w.leases = mk(schema.BucketLeases, w.opts.LeaseTTL)
+	w.checkpoints = mk(schema.BucketCheckpoints, 0)
+	w.manifest = mk(schema.BucketRules, 0)
 	if err != nil {
 		return fmt.Errorf("worker: key-value buckets: %w", err)
 	}
 	return nil
+}
+
+// openBucket opens the bucket cfg names when it exists as cfg says, and
+// makes or updates it otherwise: a worker whose buckets are as configured
+// needs no right to change them.
+func openBucket(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
+	kv, err := js.KeyValue(ctx, cfg.Bucket)
+	if err == nil {
+		st, serr := kv.Status(ctx)
+		if bs, ok := st.(*jetstream.KeyValueBucketStatus); serr == nil && ok && bs.TTL() == cfg.TTL && bs.Config().Replicas == cfg.Replicas {
+			return kv, nil
+		}
+	}
+	return js.CreateOrUpdateKeyValue(ctx, cfg)
 }
 
 // balance renews the membership and the owned leases, then gives up the

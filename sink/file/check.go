@@ -3,10 +3,14 @@ package file
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/ponens/ponens/monitor"
 	"github.com/ponens/ponens/policy/ltl"
@@ -153,9 +157,14 @@ func WriteVerdicts(path string, stream []schema.VerdictEvent) error {
 }
 
 // writeFile writes path whole or not at all: write produces the content
-// into a temporary file beside path, which is then renamed over it.
+// into a temporary file beside path, which is then renamed over it. The
+// file gets mode 0666 less the process's umask, as os.WriteFile gives;
+// missing directories are made (0777 less the umask).
 func writeFile(path string, write func(io.Writer) error) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
+		return err
+	}
+	f, err := createTemp(path)
 	if err != nil {
 		return err
 	}
@@ -172,11 +181,20 @@ func writeFile(path string, write func(io.Writer) error) (err error) {
 	if err = bw.Flush(); err != nil {
 		return err
 	}
-	if err = f.Chmod(0o644); err != nil {
-		return err
-	}
 	if err = f.Close(); err != nil {
 		return err
 	}
 	return os.Rename(f.Name(), path)
+}
+
+// createTemp creates a new file beside path, named after it, with mode
+// 0666 less the umask (os.CreateTemp would give 0600).
+func createTemp(path string) (*os.File, error) {
+	for {
+		name := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+"."+strconv.FormatUint(rand.Uint64(), 36)+".tmp")
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if !errors.Is(err, fs.ErrExist) {
+			return f, err
+		}
+	}
 }
