@@ -411,7 +411,7 @@ func TestCLIConfigRefused(t *testing.T) {
 	}
 	args := map[string][]string{ // arguments the command's own checks need, met before the configuration is read
 		"check": {"x"}, "eval": {"x"}, "decide": {"x"}, "publish": {"x"}, "policy check": {"x"},
-		"import codex": {"x"}, "import langfuse": {"x"}, "import otlp": {"x"},
+		"import codex": {"x"}, "import langfuse": {"x"}, "import otlp": {"x"}, "sql": {"SELECT 1"},
 	}
 	paths := commandPaths(newRootCommand())
 	if len(paths) < 15 {
