@@ -40,6 +40,8 @@ type Options struct {
 	Logger *slog.Logger
 	// Stats, when set, counts what the sink did.
 	Stats *Stats
+	// Metrics, when set, are the sink's Prometheus metrics.
+	Metrics *Metrics
 }
 
 // Stats counts what a sink did, per kind of stream; its fields may be read
@@ -104,9 +106,11 @@ func Consume(ctx context.Context, src *source.Source, kind Kind, st Appendable, 
 		if len(b.Msgs) == 0 {
 			continue
 		}
-		n, err := write(st.Appender(), kind, b, log, o.Stats)
+		began := time.Now()
+		n, err := write(st.Appender(), kind, b, log, o)
 		if err != nil {
 			o.Stats.Retries.Add(1)
+			o.Metrics.failed(kind)
 			log.Warn("store: commit failed; the batch comes again", "messages", len(b.Msgs), "in", o.RetryAfter, "err", err)
 			if err := b.Nak(o.RetryAfter); err != nil {
 				log.Warn("store: handing the batch back failed; it comes again after the ack wait", "err", err)
@@ -120,13 +124,14 @@ func Consume(ctx context.Context, src *source.Source, kind Kind, st Appendable, 
 		o.Stats.Batches.Add(1)
 		o.Stats.Rows.Add(uint64(n))
 		o.Stats.Lag.Store(b.Lag())
+		o.Metrics.committed(kind, n, time.Since(began), b.Lag())
 	}
 	return nil
 }
 
 // write appends the batch's messages to a and commits them, or rolls them
 // back; it returns how many rows it committed.
-func write(a Appender, kind Kind, b source.Batch, log *slog.Logger, stats *Stats) (int, error) {
+func write(a Appender, kind Kind, b source.Batch, log *slog.Logger, o Options) (int, error) {
 	n := 0
 	for _, m := range b.Msgs {
 		md, err := m.Metadata()
@@ -136,7 +141,8 @@ func write(a Appender, kind Kind, b source.Batch, log *slog.Logger, stats *Stats
 		}
 		meta := schema.StreamMeta{Seq: md.Sequence.Stream, Time: md.Timestamp}
 		if err := appendMsg(a, kind, m, meta); err != nil {
-			stats.Skipped.Add(1)
+			o.Stats.Skipped.Add(1)
+			o.Metrics.skip(kind)
 			log.Warn("store: a message is not a "+string(kind[:len(kind)-1])+"; skipped", "subject", m.Subject(), "stream_seq", meta.Seq, "err", err)
 			continue
 		}

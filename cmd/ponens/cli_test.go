@@ -281,6 +281,7 @@ func TestCLIExitCodes(t *testing.T) {
 			want: "ponens sink: store " + store + ": the embedded ClickHouse engine (libchdb.so) is not installed"},
 		{name: "sink service down", args: []string{"sink", "--url", down, "--store", store}, env: noWait, code: 3, want: "ponens sink: connect to " + down},
 		{name: "sink store.dsn", args: []string{"sink", "--url", down}, env: []string{"PONENS_STORE_DSN=clickhouse://127.0.0.1:1/db"}, code: 2, want: "ponens sink: store.dsn: storing into a ClickHouse server is not available yet"},
+		{name: "sink metrics address taken", args: []string{"sink", "--url", url, "--store", store, "--metrics", taken.Addr().String()}, code: 2, want: "ponens sink: --metrics: listen tcp " + taken.Addr().String()},
 		{name: "check --store", args: []string{"check", "--rules", ex("rules"), "--out", work, "--store", store, traces}, code: 1, want: "7 violated"},
 		{name: "check --store without the engine", args: []string{"check", "--rules", ex("rules"), "--out", work, "--store", store, traces}, env: []string{"PONENS_CHDB_LIB=/nonexistent/libchdb.so"}, code: 3,
 			want: "ponens check: --store " + store + ": the embedded ClickHouse engine (libchdb.so) is not installed"},

@@ -45,6 +45,6 @@ func serveStore(cmd *cobra.Command, cfg config.Config, log *slog.Logger, out io.
 			return err
 		}
 		defer nc.Close()
-		return runSink(ctx, cfg, newJetStream(nc), st, log, out)
+		return runSink(ctx, cfg, newJetStream(nc), st, nil, log, out)
 	}, closeStore, nil
 }

@@ -7,8 +7,14 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"net"
+	"net/http"
+	"time"
 
 	natsjs "github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 
 	"github.com/ponens/ponens/config"
@@ -69,11 +75,20 @@ use by another process.`,
 				return err
 			}
 			defer nc.Close()
-			return orExit(exitUnavailable, runSink(ctx, cfg, js, st, log, cmd.OutOrStdout()))
+			out := cmd.OutOrStdout()
+			var m *sink.Metrics
+			if addr, _ := cmd.Flags().GetString("metrics"); addr != "" {
+				if m, err = serveMetrics(ctx, addr, log); err != nil {
+					return exitWith(exitBadInput, "--metrics: %v", err)
+				}
+				fmt.Fprintf(out, "metrics   http://%s/metrics\n", addr)
+			}
+			return orExit(exitUnavailable, runSink(ctx, cfg, js, st, m, log, out))
 		},
 	}
 	registerNATS(cmd, false)
 	registerStore(cmd)
+	cmd.Flags().String("metrics", "", "serve Prometheus metrics at http://`ADDR`/metrics (rows, batches, skipped, retries, batch sizes, commit time, lag)")
 	return cmd
 }
 
@@ -96,11 +111,33 @@ func openStore(c config.StoreConfig) (*chdb.Store, func(), error) {
 	return chdb.NewStore(e), func() { e.Close() }, nil
 }
 
+// serveMetrics serves the sink's metrics, and the Go runtime's and the
+// process's, at addr until ctx ends.
+func serveMetrics(ctx context.Context, addr string, log *slog.Logger) (*sink.Metrics, error) {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m := sink.NewMetrics(reg)
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		if err := srv.Serve(l); !errors.Is(err, http.ErrServerClosed) {
+			log.Warn("metrics: the server stopped", "err", err)
+		}
+	}()
+	context.AfterFunc(ctx, func() { srv.Close() })
+	return m, nil
+}
+
 // runSink stores the streams into st until ctx ends.
-func runSink(ctx context.Context, cfg config.Config, js natsjs.JetStream, st sink.Appendable, log *slog.Logger, out io.Writer) error {
+func runSink(ctx context.Context, cfg config.Config, js natsjs.JetStream, st sink.Appendable, m *sink.Metrics, log *slog.Logger, out io.Writer) error {
 	sub := subjectsOf(cfg)
 	fmt.Fprintf(out, "store     %s (embedded), from streams %s and %s in batches of up to %d rows\n", cfg.Store.Path, "VERDICTS", "EVENTS", cfg.Store.BatchRows)
-	err := sink.FromStreams(ctx, js, sub, st, sink.Options{BatchRows: cfg.Store.BatchRows, FlushEvery: cfg.Store.FlushEvery, AckWait: cfg.Store.AckWait, Logger: log})
+	err := sink.FromStreams(ctx, js, sub, st, sink.Options{BatchRows: cfg.Store.BatchRows, FlushEvery: cfg.Store.FlushEvery, AckWait: cfg.Store.AckWait, Logger: log, Metrics: m})
 	if errors.Is(err, context.Canceled) {
 		return nil
 	}

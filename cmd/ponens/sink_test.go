@@ -5,9 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -67,8 +71,8 @@ func TestSinkProcessKilled(t *testing.T) {
 	if err := os.WriteFile(conf, []byte("log:\n  level: debug\nstore:\n  batch_rows: 40\n  flush_every: 20ms\n  ack_wait: 1s\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	start := func() (*exec.Cmd, *bufio.Scanner) {
-		cmd := exec.Command(bin, "sink", "--config", conf, "--url", srv.ClientURL(), "--store", store)
+	start := func(args ...string) (*exec.Cmd, *bufio.Scanner) {
+		cmd := exec.Command(bin, append([]string{"sink", "--config", conf, "--url", srv.ClientURL(), "--store", store}, args...)...)
 		stderr, err := cmd.StderrPipe()
 		if err != nil {
 			t.Fatal(err)
@@ -101,7 +105,8 @@ func TestSinkProcessKilled(t *testing.T) {
 		// More stored than acknowledged: a batch committed and not acked.
 		t.Logf("when the second sink was killed: %s rows stored, %d of %d messages acknowledged", lastLine(r.stdout), 2*len(events)-int(left), 2*len(events))
 	}
-	cmd, sc := start()
+	metricsAddr := freeAddr(t)
+	cmd, sc := start("--metrics", metricsAddr)
 	go func() {
 		for sc.Scan() {
 		}
@@ -113,6 +118,7 @@ func TestSinkProcessKilled(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	checkSinkMetrics(t, metricsAddr, uint64(left))
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
@@ -149,4 +155,40 @@ func pending(t *testing.T, js natsjs.JetStream, sub schema.Subjects) uint64 {
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return lines[len(lines)-1]
+}
+
+// checkSinkMetrics reads the metrics of the sink at addr, which stored the
+// last rows messages of the streams: its rows, per stream, add up to them,
+// nothing was skipped, and both consumers have caught up.
+func checkSinkMetrics(t *testing.T, addr string, rows uint64) {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	value := func(name, stream string) uint64 {
+		m := regexp.MustCompile(`(?m)^` + name + `\{stream="` + stream + `"\} (\d+)$`).FindSubmatch(body)
+		if m == nil {
+			t.Fatalf("no %s{stream=%q} in the metrics:\n%s", name, stream, body)
+		}
+		n, _ := strconv.ParseUint(string(m[1]), 10, 64)
+		return n
+	}
+	got := value("ponens_store_rows_total", "verdicts") + value("ponens_store_rows_total", "events")
+	if got != rows {
+		t.Errorf("ponens_store_rows_total: %d in all, want the %d messages left to it", got, rows)
+	}
+	for _, s := range []string{"verdicts", "events"} {
+		if n := value("ponens_store_skipped_total", s); n != 0 {
+			t.Errorf("ponens_store_skipped_total{stream=%q} = %d, want 0", s, n)
+		}
+		if n := value("ponens_store_lag_messages", s); n != 0 {
+			t.Errorf("ponens_store_lag_messages{stream=%q} = %d, want 0", s, n)
+		}
+		if b, c := value("ponens_store_batches_total", s), value("ponens_store_batch_rows_count", s); b == 0 || b != c {
+			t.Errorf("stream %s: %d batches, %d batch sizes observed", s, b, c)
+		}
+	}
 }
