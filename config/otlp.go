@@ -3,8 +3,13 @@ package config
 import "fmt"
 
 // OTLPConfig configures the OpenTelemetry receiver (POST /v1/traces on
-// the gateway's address) and imports (ingest/otlp).
+// the gateway's address, and on Listen when set) and imports
+// (ingest/otlp).
 type OTLPConfig struct {
+	// Listen is a host:port the receiver also serves POST /v1/traces on,
+	// such as 127.0.0.1:4318, the OTLP/HTTP default; empty: only the
+	// gateway's address.
+	Listen string `mapstructure:"listen" yaml:"listen"`
 	// MaxBodyBytes is the largest request body, compressed or not.
 	MaxBodyBytes int64 `mapstructure:"max_body_bytes" yaml:"max_body_bytes"`
 	// ModelCalls is what a model call span becomes: telemetry, action or

@@ -84,13 +84,14 @@ func runBinary(t *testing.T, dir string, env []string, args ...string) cliResult
 // with the per-role nkeys it generates) on free loopback addresses and
 // returns its NATS URL and gateway address once its gateway listens, and
 // its stderr; the process is stopped when the test ends.
-func startServe(t *testing.T, dir string) (string, string, *syncBuffer) {
+func startServe(t *testing.T, dir string, env ...string) (string, string, *syncBuffer) {
 	t.Helper()
 	natsAddr, httpAddr := freeAddr(t), freeAddr(t)
 	repo, _ := filepath.Abs("../..")
 	cmd := exec.Command(ponensBinary(t), "serve", "--rules", filepath.Join(repo, "examples", "rules"),
 		"--listen", natsAddr, "--http", httpAddr, "--store", filepath.Join(dir, "serve-store")) // stores in dir/data/nats, where the other commands run in dir find its credentials
 	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
 	var errOut syncBuffer
 	cmd.Stderr = &errOut
 	stdout, err := cmd.StdoutPipe()
@@ -232,7 +233,7 @@ func TestCLIExitCodes(t *testing.T) {
 		{name: "decide --run unknown run", args: []string{"decide", "--run", "nobody", "--url", url, ex("decide/commit.json")}, code: 2, want: `ponens decide: run "nobody" is unknown to the service`},
 		{name: "decide --run --new-run", args: []string{"decide", "--run", "nobody", "--new-run", "--url", url, "--json", ex("decide/intent.json")}, code: 1, want: `"decision":"deny"`},
 
-		{name: "publish", args: []string{"publish", "--url", url, ended}, want: "published 2 events of 1 runs from 1 files"},
+		{name: "publish", args: []string{"publish", "--url", url, ended}, want: "published 2 events of 1 run from 1 file"},
 		{name: "publish a conflicting duplicate", args: []string{"publish", "--url", url, conflicting}, code: 2,
 			want: "ponens publish: 1 events have the run and seq of stored events with other content; sent to the dead letters as conflicting-duplicate"},
 		{name: "decide --run ended run", args: []string{"decide", "--run", "ended-1", "--url", url, ex("decide/commit.json")}, code: 2,
@@ -262,6 +263,8 @@ func TestCLIExitCodes(t *testing.T) {
 		{name: "worker service down", args: []string{"worker", "--url", down, "--rules", ex("rules")}, env: noWait, code: 3, want: "ponens worker: connect to " + down},
 		{name: "ingest service down", args: []string{"ingest", "--url", down}, env: noWait, code: 3, want: "ponens ingest: connect to " + down},
 		{name: "ingest address taken", args: []string{"ingest", "--url", url, "--listen", taken.Addr().String()}, code: 2, want: "ponens ingest: gateway.listen: listen tcp " + taken.Addr().String()},
+		{name: "ingest OTLP address taken", args: []string{"ingest", "--url", url, "--listen", freeAddr(t)}, env: []string{"PONENS_OTLP_LISTEN=" + taken.Addr().String()},
+			code: 2, want: "ponens ingest: otlp.listen: listen tcp " + taken.Addr().String()},
 		{name: "serve without rules", args: []string{"serve"}, code: 2, want: "ponens serve: give at least one --formula or --rules"},
 		{name: "serve NATS address taken", args: []string{"serve", "--rules", ex("rules"), "--listen", taken.Addr().String(), "--data", filepath.Join(work, "s1")}, code: 2, want: "ponens serve: "},
 		{name: "serve gateway address taken", args: []string{"serve", "--rules", ex("rules"), "--listen", freeAddr(t), "--http", taken.Addr().String(), "--data", filepath.Join(work, "s2")},

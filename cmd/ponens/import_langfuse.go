@@ -57,7 +57,7 @@ when --publish cannot reach NATS.`,
 			}
 			events, skipped := langfuse.Import(traces, table, explain)
 			if f.explain || len(skipped) > 0 {
-				fmt.Fprintf(cmd.ErrOrStderr(), "%s: %d events of %d runs; skipped %s\n", args[0], len(events), len(traces), claudecode.SkippedString(skipped))
+				fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s of %s; skipped %s\n", args[0], plural(len(events), "event"), plural(len(traces), "run"), claudecode.SkippedString(skipped))
 			}
 			return f.emit(cmd, cfg, events)
 		},

@@ -67,7 +67,7 @@ when --publish cannot reach NATS.`,
 				fmt.Fprintf(cmd.ErrOrStderr(), "%s: rejected %s\n", args[0], rj)
 			}
 			if f.explain || len(res.Skipped) > 0 || len(res.Rejected) > 0 {
-				fmt.Fprintf(cmd.ErrOrStderr(), "%s: %d events; %d spans rejected; skipped %s\n", args[0], len(res.Events), len(res.Rejected), claudecode.SkippedString(res.Skipped))
+				fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s; %s rejected; skipped %s\n", args[0], plural(len(res.Events), "event"), plural(len(res.Rejected), "span"), claudecode.SkippedString(res.Skipped))
 			}
 			return f.emit(cmd, cfg, res.Events)
 		},

@@ -97,22 +97,25 @@ func runGateway(ctx context.Context, cfg config.Config, nc *nats.Conn, js natsjs
 		Metrics: metrics,
 		Logger:  log,
 	}, pub, loggedDeadLetters{jetstream.NewDeadLetters(js, subjects), log})
-	handler = withOTLP(handler, cfg, pub, log)
+	recv := otlpReceiver(cfg, pub, log)
+	handler = withOTLP(handler, recv)
 	ln, err := net.Listen("tcp", cfg.Gateway.Listen)
 	if err != nil {
 		return exitWith(exitBadInput, "gateway.listen: %v", err)
 	}
-	srv := gateway.NewServer(gateway.ServerOptions{
-		ReadTimeout: cfg.Gateway.ReadTimeout, WriteTimeout: cfg.Gateway.WriteTimeout, IdleTimeout: cfg.Gateway.IdleTimeout,
-		MaxConcurrent: cfg.Gateway.MaxConcurrent, MaxInFlightBytes: cfg.Gateway.MaxInFlightBytes,
-		MaxBodyBytes: cfg.Gateway.MaxBodyBytes, Logger: log,
-	}, handler)
+	srv := gateway.NewServer(gatewayServerOptions(cfg, log), handler)
 	auth := ""
 	if cfg.Gateway.Token != "" {
 		auth = ", bearer token required"
 	}
 	fmt.Fprintf(announce, "gateway   http://%s/v1/events (POST), publishing to %s%s\n", ln.Addr(), natsURL(cfg.NATS), auth)
 	fmt.Fprintf(announce, "otlp      http://%s/v1/traces (POST, OpenTelemetry GenAI spans)\n", ln.Addr())
+	stopOTLP, err := serveOTLP(cfg, recv, log, announce)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer stopOTLP()
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	watchCtx, stopWatch := context.WithCancel(ctx)
@@ -129,7 +132,7 @@ func runGateway(ctx context.Context, cfg config.Config, nc *nats.Conn, js natsjs
 	}
 	down, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	err = srv.Shutdown(down)
+	err = errors.Join(srv.Shutdown(down), stopOTLP())
 	if serr := <-served; !errors.Is(serr, http.ErrServerClosed) {
 		err = errors.Join(err, serr)
 	}
@@ -140,6 +143,16 @@ func runGateway(ctx context.Context, cfg config.Config, nc *nats.Conn, js natsjs
 		return fmt.Errorf("stopping: %w", err)
 	}
 	return nil
+}
+
+// gatewayServerOptions are the HTTP server limits of the gateway's
+// configuration.
+func gatewayServerOptions(cfg config.Config, log *slog.Logger) gateway.ServerOptions {
+	return gateway.ServerOptions{
+		ReadTimeout: cfg.Gateway.ReadTimeout, WriteTimeout: cfg.Gateway.WriteTimeout, IdleTimeout: cfg.Gateway.IdleTimeout,
+		MaxConcurrent: cfg.Gateway.MaxConcurrent, MaxInFlightBytes: cfg.Gateway.MaxInFlightBytes,
+		MaxBodyBytes: cfg.Gateway.MaxBodyBytes, Logger: log,
+	}
 }
 
 // commandContext ends when cmd's context does or on SIGINT or SIGTERM.

@@ -1,34 +1,50 @@
 package main
 
 import (
+	"context"
 	"crypto/subtle"
+	"errors"
+	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"net/http"
+	"sync"
+	"time"
 
 	"github.com/ponens/ponens/config"
+	"github.com/ponens/ponens/ingest/gateway"
 	"github.com/ponens/ponens/ingest/mapping"
 	"github.com/ponens/ponens/ingest/otlp"
 )
 
-// withOTLP serves the OTLP/HTTP receiver (POST /v1/traces) beside the
-// gateway's handler, with the gateway's bearer token. A mapping file that
-// does not load leaves the receiver out, with a log line.
-func withOTLP(gw http.Handler, cfg config.Config, sink otlp.Sink, log *slog.Logger) http.Handler {
+// withOTLP serves the OTLP/HTTP receiver recv (POST /v1/traces; nil:
+// none) beside the gateway's handler.
+func withOTLP(gw, recv http.Handler) http.Handler {
+	if recv == nil {
+		return gw
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/", gw)
+	mux.Handle("/v1/traces", recv)
+	return mux
+}
+
+// otlpReceiver is the handler of POST /v1/traces, behind the gateway's
+// bearer token; nil when the mapping does not load (logged).
+func otlpReceiver(cfg config.Config, sink otlp.Sink, log *slog.Logger) http.Handler {
 	table := mapping.Default()
 	if cfg.Mapping.File != "" {
 		t, err := loadMapping(cfg.Mapping)
 		if err != nil {
 			log.Error("otlp receiver off: the mapping does not load", "error", err)
-			return gw
+			return nil
 		}
 		table = t
 	}
 	conv := otlp.NewConverter(table, otlp.Options{ModelCalls: cfg.OTLP.ModelCalls})
 	recv := otlp.Handler(conv, sink, otlp.HandlerOptions{MaxBodyBytes: cfg.OTLP.MaxBodyBytes, Logger: log})
-	mux := http.NewServeMux()
-	mux.Handle("/", gw)
-	mux.Handle("/v1/traces", bearer(cfg.Gateway.Token, recv))
-	return mux
+	return bearer(cfg.Gateway.Token, recv)
 }
 
 // bearer requires "Authorization: Bearer token" when token is set.
@@ -44,4 +60,38 @@ func bearer(token string, h http.Handler) http.Handler {
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// serveOTLP serves recv alone on otlp.listen, with the gateway's server
+// limits, and says where on announce; stop shuts it down (once, however
+// often it is called). With otlp.listen
+// empty or no receiver it serves nothing. An address that cannot be
+// listened on is an error (exit 2); the server failing later is logged.
+func serveOTLP(cfg config.Config, recv http.Handler, log *slog.Logger, announce io.Writer) (stop func() error, err error) {
+	if cfg.OTLP.Listen == "" || recv == nil {
+		return func() error { return nil }, nil
+	}
+	ln, err := net.Listen("tcp", cfg.OTLP.Listen)
+	if err != nil {
+		return nil, exitWith(exitBadInput, "otlp.listen: %v", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/v1/traces", recv)
+	srv := gateway.NewServer(gatewayServerOptions(cfg, log), mux)
+	fmt.Fprintf(announce, "otlp      http://%s/v1/traces (POST, otlp.listen)\n", ln.Addr())
+	served := make(chan error, 1)
+	go func() {
+		err := srv.Serve(ln)
+		if !errors.Is(err, http.ErrServerClosed) {
+			log.Error("otlp receiver stopped", "listen", cfg.OTLP.Listen, "err", err)
+		}
+		served <- err
+	}()
+	return sync.OnceValue(func() error {
+		down, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		err := srv.Shutdown(down)
+		<-served
+		return err
+	}), nil
 }

@@ -13,14 +13,21 @@ import (
 )
 
 // TestOTLPThroughServe: GenAI spans posted to the running service's
-// gateway (POST /v1/traces) become runs its workers judge: the run the
-// spans closed is known to the service as ended.
+// OTLP address (otlp.listen, POST /v1/traces) become runs its workers
+// judge: the run the spans closed is known to the service as ended. The
+// OTLP address serves nothing but /v1/traces.
 func TestOTLPThroughServe(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs ponens serve")
 	}
 	work := t.TempDir()
-	url, gatewayAddr, _ := startServe(t, work)
+	otlpAddr := freeAddr(t)
+	url, _, _ := startServe(t, work, "PONENS_OTLP_LISTEN="+otlpAddr)
+	if resp, err := http.Post("http://"+otlpAddr+"/v1/events", "application/json", strings.NewReader("{}")); err != nil || resp.StatusCode != http.StatusNotFound {
+		t.Errorf("the OTLP address serves /v1/events: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
 	data, err := os.ReadFile("../../examples/imports/otlp.json")
 	if err != nil {
 		t.Fatal(err)
@@ -29,7 +36,7 @@ func TestOTLPThroughServe(t *testing.T) {
 	zw := gzip.NewWriter(&zipped)
 	zw.Write(data)
 	zw.Close()
-	req, _ := http.NewRequest(http.MethodPost, "http://"+gatewayAddr+"/v1/traces", &zipped)
+	req, _ := http.NewRequest(http.MethodPost, "http://"+otlpAddr+"/v1/traces", &zipped)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Content-Encoding", "gzip")
 	resp, err := http.DefaultClient.Do(req)
@@ -51,4 +58,22 @@ func TestOTLPThroughServe(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Errorf("the service does not know the run ended: exit %d %s", r.code, r.stderr)
+}
+
+// TestOTLPOnGatewayAddress: without otlp.listen, POST /v1/traces is served
+// on the gateway's address.
+func TestOTLPOnGatewayAddress(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs ponens serve")
+	}
+	_, gatewayAddr, _ := startServe(t, t.TempDir())
+	resp, err := http.Post("http://"+gatewayAddr+"/v1/traces", "application/json", strings.NewReader(`{"resourceSpans":[]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("POST /v1/traces on the gateway: %d %s", resp.StatusCode, body)
+	}
 }

@@ -96,8 +96,8 @@ sent to the dead letters as conflicting-duplicate, and the exit is 2.`,
 			if incomplete := receipts.Incomplete(); len(incomplete) > 0 || sendErr != nil || closeErr != nil {
 				return publishFailed(ctx, cmd.ErrOrStderr(), timeout, incomplete, firstErr(sendErr, closeErr, receipts.Err()), st, total)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "published %d events of %d runs from %d files to %s: %d stored, %d already stored\n",
-				total, len(runs), len(files), natsURL(cfg.NATS), st.Stored, st.Duplicates)
+			fmt.Fprintf(cmd.OutOrStdout(), "published %s of %s from %s to %s: %d stored, %d already stored\n",
+				plural(total, "event"), plural(len(runs), "run"), plural(len(files), "file"), natsURL(cfg.NATS), st.Stored, st.Duplicates)
 			return nil
 		},
 	}

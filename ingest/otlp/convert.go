@@ -55,7 +55,7 @@ type Result struct {
 	Events   []schema.Event
 	Rejected []Rejection
 	// Skipped counts the spans that are not GenAI agent, tool or model
-	// spans, by operation ("(none)" for spans without one).
+	// spans, by operation ("non-GenAI span" for spans without one).
 	Skipped map[string]int
 }
 
@@ -119,7 +119,7 @@ func (c *Converter) Convert(td ptrace.Traces, explain func(where, what string)) 
 		default:
 			op := sp.op
 			if op == "" {
-				op = "(none)"
+				op = "non-GenAI span"
 			}
 			res.Skipped[op]++
 			say("skipped: not a GenAI agent, tool or model span")

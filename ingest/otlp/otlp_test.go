@@ -90,7 +90,7 @@ func TestGoldenEvents(t *testing.T) {
 	if len(res.Rejected) != 1 || res.Rejected[0].SpanID != "eee19b7ec3c1b17b" || !strings.Contains(res.Rejected[0].Reason, "without gen_ai.tool.name") {
 		t.Errorf("rejected %+v", res.Rejected)
 	}
-	if res.Skipped["(none)"] != 1 {
+	if res.Skipped["non-GenAI span"] != 1 {
 		t.Errorf("skipped %v", res.Skipped)
 	}
 }
