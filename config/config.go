@@ -34,6 +34,7 @@ type Config struct {
 	Gateway GatewayConfig `mapstructure:"gateway" yaml:"gateway"`
 	Worker  WorkerConfig  `mapstructure:"worker" yaml:"worker"`
 	Runtime RuntimeConfig `mapstructure:"runtime" yaml:"runtime"`
+	Store   StoreConfig   `mapstructure:"store" yaml:"store"`
 	Mapping MappingConfig `mapstructure:"mapping" yaml:"mapping"`
 	OTLP    OTLPConfig    `mapstructure:"otlp" yaml:"otlp"`
 }
@@ -398,6 +399,7 @@ func Default() Config {
 		Rules:   RulesConfig{Watch: true, MaxFileBytes: 4 << 20},
 		Log:     LogConfig{Level: "info"},
 		Runtime: RuntimeConfig{MemoryLimit: MemoryLimitAuto},
+		Store:   DefaultStore(),
 		OTLP:    OTLPConfig{MaxBodyBytes: 20 << 20, ModelCalls: "telemetry"},
 		NATS: NATSConfig{
 			Prefix:          "ponens",
@@ -497,6 +499,7 @@ func (c Config) Validate() error {
 	errs = append(errs, c.NATS.validate()...)
 	errs = append(errs, c.Gateway.validate()...)
 	errs = append(errs, c.Worker.validate()...)
+	errs = append(errs, c.Store.validate()...)
 	errs = append(errs, c.checkVerdictWindow()...)
 	errs = append(errs, c.OTLP.validate()...)
 	switch c.Runtime.MemoryLimit {

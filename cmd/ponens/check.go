@@ -25,6 +25,7 @@ func newCheckCommand() *cobra.Command {
 	var rf ruleFlags
 	var outDir, verdictsDir, failOn string
 	var asJSON bool
+	var storeDir string
 	cmd := &cobra.Command{
 		Use:   "check [--rules PATH]... [--formula FORMULA [--id ID]]... [--out DIR] [--verdicts-dir DIR] [--enforce] [--fail-on violated|unresolved] [--json] TRACE...",
 		Short: "Monitor trace files and write their verdict streams and summary.json",
@@ -43,6 +44,10 @@ not applicable to it. A reference trace is a finished record: without an
 outcome it ends as completed (the summary says so). An event stream without
 a closing event ends as the stream ended: open obligations are unresolved.
 
+With --store DIR, the events and verdicts also go into the embedded store
+at DIR (the ClickHouse engine installed by make deps), where ponens sql
+asks them questions; checking the same traces again replaces their rows.
+
 Prints a short summary (the summary JSON with --json). Exit 1 if some rule
 is violated on some trace, or its result by finite-trace semantics is fail
 (an unresolved obligation that would fail), or, with --fail-on unresolved,
@@ -52,7 +57,8 @@ parse or cannot be monitored, or a trace that cannot be read.`,
   ponens check --rules examples/rules --out /tmp --json examples/traces/verify_proved.json
   ponens check --rules examples/rules --out /tmp/ponens-check --verdicts-dir /tmp/ponens-check/verdicts examples/traces
   ponens check --formula 'G(GitCommit → P(RunTests))' --id tests examples/traces/fleet.jsonl
-  ponens check --fail-on unresolved --rules examples/rules examples/traces/fleet.jsonl`,
+  ponens check --fail-on unresolved --rules examples/rules examples/traces/fleet.jsonl
+  ponens check --rules examples/rules --store data/store examples/traces`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return exitWith(exitBadInput, "ponens check: give at least one trace file")
@@ -97,6 +103,11 @@ parse or cannot be monitored, or a trace that cannot be read.`,
 			if err != nil {
 				return err
 			}
+			if storeDir != "" {
+				if err := storeCheck(cfg.Store.Lib, storeDir, runs, res.streams); err != nil {
+					return err
+				}
+			}
 			out := cmd.OutOrStdout()
 			if asJSON {
 				if err := file.EncodeSummary(out, res.summary); err != nil {
@@ -118,6 +129,7 @@ parse or cannot be monitored, or a trace that cannot be read.`,
 	cmd.Flags().Bool("enforce", false, "enforce rule modes (rules.enforce); without it every rule only observes")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the summary JSON instead of the short summary")
 	cmd.Flags().StringVar(&failOn, "fail-on", "violated", "what exits 1: violated (a violated cell or a fail result), or unresolved (that, or an unresolved cell)")
+	cmd.Flags().StringVar(&storeDir, "store", "", "also store the events and verdicts in the embedded store at `DIR` (for ponens sql)")
 	return cmd
 }
 
@@ -246,6 +258,8 @@ type checkResult struct {
 	summaryPath string
 	// last holds, per trace, each rule's last verdict.
 	last []map[string]schema.VerdictEvent
+	// streams holds each trace's verdict stream, in the order of the runs.
+	streams [][]schema.VerdictEvent
 	// implied are the traces (reference traces without an outcome) that
 	// ended as completed because a trace file is a finished record.
 	implied []string
@@ -291,6 +305,7 @@ func runCheck(rules []monitor.Rule, engines []*monitor.Engine, runs []namedRun, 
 			return nil, fmt.Errorf("internal error: %w", err)
 		}
 		streams[i] = stream
+		res.streams = append(res.streams, stream)
 		res.last[i] = make(map[string]schema.VerdictEvent)
 		for _, v := range stream {
 			res.last[i][v.Rule.ID] = v

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/ponens/ponens/schema"
-	"github.com/ponens/ponens/sink/file"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files of the check tests")
@@ -162,7 +161,7 @@ func TestCheckStreamsFoldToMatrix(t *testing.T) {
 		if err != nil {
 			t.Fatalf("trace %s: %v", tr.ID, err)
 		}
-		final := file.Fold(stream)
+		final := schema.Fold(stream)
 		for i, rule := range s.Matrix.Rules {
 			got, ok := final[rule]
 			if !ok {

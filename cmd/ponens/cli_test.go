@@ -89,7 +89,7 @@ func startServe(t *testing.T, dir string, env ...string) (string, string, *syncB
 	natsAddr, httpAddr := freeAddr(t), freeAddr(t)
 	repo, _ := filepath.Abs("../..")
 	cmd := exec.Command(ponensBinary(t), "serve", "--rules", filepath.Join(repo, "examples", "rules"),
-		"--listen", natsAddr, "--http", httpAddr) // stores in dir/data/nats, where the other commands run in dir find its credentials
+		"--listen", natsAddr, "--http", httpAddr, "--store", filepath.Join(dir, "serve-store")) // stores in dir/data/nats, where the other commands run in dir find its credentials
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
 	var errOut syncBuffer
@@ -178,6 +178,7 @@ func TestCLIExitCodes(t *testing.T) {
 		}
 	}
 	noWait := []string{"PONENS_NATS_START_WAIT=0s"}
+	store := filepath.Join(work, "store")
 	const formula = "G(GitCommit → P(RunTests))"
 
 	for _, tc := range []struct {
@@ -271,6 +272,22 @@ func TestCLIExitCodes(t *testing.T) {
 		{name: "serve demo flag without --demo", args: []string{"serve", "--rules", ex("rules"), "--agents", "3"}, code: 2, want: "ponens serve: --agents shapes the demo fleet: give --demo with it"},
 		{name: "bench built-in rules", args: []string{"bench", "--duration", "1s", "--runs", "20", "--rate", "200"}, want: "(the built-in examples)"},
 		{name: "bench service down", args: []string{"bench", "--url", down}, code: 3, want: "ponens bench: connect to " + down},
+
+		{name: "sql", args: []string{"sql", "--store", store, "SELECT count() AS n FROM verdicts"}, want: "│ 0 │"},
+		{name: "sql json", args: []string{"sql", "--store", store, "--format", "json", "SELECT 1 AS a"}, want: `{"a":1}`},
+		{name: "sql refuses writes", args: []string{"sql", "--store", store, "DROP TABLE verdicts"}, code: 2, want: "ponens sql: clickhouse: Code: 164"},
+		{name: "sql syntax error", args: []string{"sql", "--store", store, "SELEC 1"}, code: 2, want: "ponens sql: clickhouse: Code: 62"},
+		{name: "sql bad format", args: []string{"sql", "--store", store, "--format", "xml", "SELECT 1"}, code: 2, want: `ponens sql: --format: must be table, json or csv, got "xml"`},
+		{name: "sql without the engine", args: []string{"sql", "--store", store, "SELECT 1"}, env: []string{"PONENS_CHDB_LIB=/nonexistent/libchdb.so"}, code: 3,
+			want: "ponens sql: store " + store + ": the embedded ClickHouse engine (libchdb.so) is not installed: /nonexistent/libchdb.so: not found; install it with `make deps`"},
+		{name: "sink without the engine", args: []string{"sink", "--url", down, "--store", store}, env: []string{"PONENS_CHDB_LIB=/nonexistent/libchdb.so"}, code: 3,
+			want: "ponens sink: store " + store + ": the embedded ClickHouse engine (libchdb.so) is not installed"},
+		{name: "sink service down", args: []string{"sink", "--url", down, "--store", store}, env: noWait, code: 3, want: "ponens sink: connect to " + down},
+		{name: "sink store.dsn", args: []string{"sink", "--url", down}, env: []string{"PONENS_STORE_DSN=clickhouse://127.0.0.1:1/db"}, code: 2, want: "ponens sink: store.dsn: storing into a ClickHouse server is not available yet"},
+		{name: "sink metrics address taken", args: []string{"sink", "--url", url, "--store", store, "--metrics", taken.Addr().String()}, code: 2, want: "ponens sink: --metrics: listen tcp " + taken.Addr().String()},
+		{name: "check --store", args: []string{"check", "--rules", ex("rules"), "--out", work, "--store", store, traces}, code: 1, want: "7 violated"},
+		{name: "check --store without the engine", args: []string{"check", "--rules", ex("rules"), "--out", work, "--store", store, traces}, env: []string{"PONENS_CHDB_LIB=/nonexistent/libchdb.so"}, code: 3,
+			want: "ponens check: --store " + store + ": the embedded ClickHouse engine (libchdb.so) is not installed"},
 
 		{name: "policy", args: []string{"policy"}, want: "Available Commands:"},
 		{name: "policy unknown command", args: []string{"policy", "frob"}, code: 2, want: `ponens policy: unknown command "frob"`},
@@ -398,7 +415,7 @@ func TestCLIConfigRefused(t *testing.T) {
 	}
 	args := map[string][]string{ // arguments the command's own checks need, met before the configuration is read
 		"check": {"x"}, "eval": {"x"}, "decide": {"x"}, "publish": {"x"}, "policy check": {"x"},
-		"import codex": {"x"}, "import langfuse": {"x"}, "import otlp": {"x"},
+		"import codex": {"x"}, "import langfuse": {"x"}, "import otlp": {"x"}, "sql": {"SELECT 1"},
 	}
 	paths := commandPaths(newRootCommand())
 	if len(paths) < 15 {

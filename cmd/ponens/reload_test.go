@@ -59,7 +59,7 @@ func TestServeReloadsRules(t *testing.T) {
 	root.SetErr(&stderr)
 	data := t.TempDir()
 	t.Setenv("PONENS_NATS_STORE_DIR", data) // manifest, below, finds serve's credentials there
-	root.SetArgs([]string{"serve", "--rules", rules, "--listen", freeAddr(t), "--http", "127.0.0.1:0"})
+	root.SetArgs([]string{"serve", "--rules", rules, "--listen", freeAddr(t), "--http", "127.0.0.1:0", "--no-store"})
 	var serveErr error
 	done := make(chan struct{})
 	go func() { defer close(done); serveErr = root.ExecuteContext(ctx) }()

@@ -83,7 +83,10 @@ func newServeCommand() *cobra.Command {
 		Long: `Run every part in one process on the embedded defaults: an embedded NATS
 server with JetStream storing under nats.store_dir (--data), the streams,
 the HTTP ingest gateway (gateway.listen, --http), --workers monitor workers
-sharing the partitions, and the alert stage. With nats.url (--url) it joins
+sharing the partitions, the alert stage, and the sink that stores verdicts
+and events in the embedded store (store.path, --store; --no-store for none;
+without the engine installed by make deps serve says so and runs without
+it). With nats.url (--url) it joins
 an existing NATS cluster instead of embedding one. With --demo it also
 publishes a synthetic fleet of agents and prints what the monitor made of
 it. Stops cleanly on SIGINT or SIGTERM.
@@ -105,6 +108,7 @@ nats.store_dir pick their role's seed up (docs/security.md).`,
 			}
 			binds := maps.Clone(natsFlags)
 			binds["http"] = "gateway.listen"
+			maps.Copy(binds, storeFlags)
 			cfg, err := loadConfig(cmd, binds)
 			if err != nil {
 				return err
@@ -124,6 +128,11 @@ nats.store_dir pick their role's seed up (docs/security.md).`,
 				return exitWith(exitBadInput, "ponens serve: %v", err)
 			}
 			defer rw.close()
+			storeRun, closeStore, err := serveStore(cmd, cfg, log, out)
+			if err != nil {
+				return err
+			}
+			defer closeStore()
 			if cfg.NATS.URL == "" {
 				srv, err := startServeNATS(cfg, out)
 				if err != nil {
@@ -169,6 +178,9 @@ nats.store_dir pick their role's seed up (docs/security.md).`,
 			g.Go(func() error { return rw.run(gctx, log, out, ws) })
 			ac := parts[jetstream.RoleAlert]
 			g.Go(func() error { return alert.New(ac, newJetStream(ac), sub, sub.Prefix+"-alerts").Run(gctx) })
+			if storeRun != nil {
+				g.Go(func() error { return storeRun(gctx, cfg) })
+			}
 			if demo {
 				g.Go(func() error { return orExit(exitUnavailable, runDemo(gctx, out, nc, js, sub, demoCfg, 0)) })
 			}
@@ -182,6 +194,7 @@ nats.store_dir pick their role's seed up (docs/security.md).`,
 	cmd.Flags().String("http", "", "ingest gateway address (gateway.listen, default 127.0.0.1:8080)")
 	cmd.Flags().IntVar(&workers, "workers", 2, "monitor workers in this process")
 	cmd.Flags().BoolVar(&demo, "demo", false, "publish a synthetic fleet of agents and report on it")
+	registerServeStore(cmd)
 	registerFleet(cmd, &demoCfg)
 	return cmd
 }

@@ -25,7 +25,7 @@ const (
 	RoleGateway Role = "gateway" // the HTTP ingest gateway: publishes events and dead letters
 	RoleWorker  Role = "worker"  // consumes events; publishes verdicts and dead letters; answers decisions
 	RoleAlert   Role = "alert"   // the alert stage: reads verdicts, publishes alerts
-	RoleSink    Role = "sink"    // reads verdicts, alerts, dead letters and the rule manifest
+	RoleSink    Role = "sink"    // reads verdicts, events, alerts, dead letters and the rule manifest
 	RoleAdmin   Role = "admin"   // everything, and the only role that manages the streams
 )
 
@@ -144,6 +144,7 @@ func Permissions(r Role, s schema.Subjects) *server.Permissions {
 		pub = append(pub, readStream(schema.StreamVerdicts)...)
 	case RoleSink:
 		pub = append(pub, readStream(schema.StreamVerdicts)...)
+		pub = append(pub, readStream(schema.StreamEvents)...) // the store keeps the events too
 		pub = append(pub, readStream(schema.StreamDeadLetter)...)
 		pub = append(pub, readStream("KV_"+s.Bucket(schema.BucketRules))...)
 		sub = append(sub, s.VerdictsIn(), p+".alerts.>")
