@@ -17,9 +17,9 @@ import (
 	"github.com/nats-io/nats.go"
 	natsjs "github.com/nats-io/nats.go/jetstream"
 
-	"github.com/ponens/ponens/ingest/jetstream"
 	"github.com/ponens/ponens/internal/fleet"
 	"github.com/ponens/ponens/schema"
+	"github.com/ponens/ponens/transport"
 )
 
 var (
@@ -133,9 +133,9 @@ func TestClusterProcessesFaults(t *testing.T) {
 	}
 	ctx := context.Background()
 	sub := schema.Subjects{Prefix: schema.DefaultPrefix, Partitions: schema.DefaultPartitions}
-	cfg := jetstream.StreamConfig{Partitions: sub.Partitions, Duplicates: 2 * time.Minute, Replicas: 3}
+	cfg := transport.StreamConfig{Partitions: sub.Partitions, Duplicates: 2 * time.Minute, Replicas: 3}
 	deadline := time.Now().Add(60 * time.Second)
-	for err = jetstream.Provision(ctx, js, cfg); err != nil; err = jetstream.Provision(ctx, js, cfg) {
+	for err = transport.Provision(ctx, js, cfg); err != nil; err = transport.Provision(ctx, js, cfg) {
 		if time.Now().After(deadline) {
 			t.Fatalf("provisioning the streams on the cluster: %v", err)
 		}
@@ -165,7 +165,7 @@ func TestClusterProcessesFaults(t *testing.T) {
 		}
 	})
 
-	pub := jetstream.NewPublisher(js, sub, jetstream.PublisherOptions{Timeout: 2 * time.Second, Retries: 60, RetryWait: 200 * time.Millisecond})
+	pub := transport.NewPublisher(js, sub, transport.PublisherOptions{Timeout: 2 * time.Second, Retries: 60, RetryWait: 200 * time.Millisecond})
 	publishAll := func(evs []*schema.Event) {
 		for _, ev := range evs {
 			if err := pub.Publish(ctx, ev); err != nil {

@@ -16,12 +16,12 @@ import (
 	"github.com/nats-io/nats.go"
 	natsjs "github.com/nats-io/nats.go/jetstream"
 
-	"github.com/ponens/ponens/ingest/jetstream"
-	"github.com/ponens/ponens/ingest/jetstream/jstest"
 	"github.com/ponens/ponens/internal/fleet"
 	"github.com/ponens/ponens/monitor"
 	"github.com/ponens/ponens/policy/ruleset"
 	"github.com/ponens/ponens/schema"
+	"github.com/ponens/ponens/transport"
+	"github.com/ponens/ponens/transport/jstest"
 )
 
 // TestWorkerProcessCrash: a real `ponens worker` process is killed with
@@ -36,14 +36,14 @@ func TestWorkerProcessCrash(t *testing.T) {
 	srv, _, js := jstest.Start(t)
 	ctx := context.Background()
 	sub := schema.Subjects{Prefix: schema.DefaultPrefix, Partitions: schema.DefaultPartitions}
-	if err := jetstream.Provision(ctx, js, jetstream.StreamConfig{Partitions: sub.Partitions, Duplicates: 2 * time.Minute}); err != nil {
+	if err := transport.Provision(ctx, js, transport.StreamConfig{Partitions: sub.Partitions, Duplicates: 2 * time.Minute}); err != nil {
 		t.Fatal(err)
 	}
 	runs := fleet.Generate(fleet.Config{Agents: 6, RunsPerAgent: 5, Steps: 14, Violations: 0.4, Seed: 3})
 	events := fleet.Interleave(runs, 3)
 	want := expectedVerdicts(t, runs)
 
-	pub := jetstream.NewPublisher(js, sub, jetstream.PublisherOptions{})
+	pub := transport.NewPublisher(js, sub, transport.PublisherOptions{})
 	publishAll := func(evs []*schema.Event) {
 		for _, ev := range evs {
 			if err := pub.Publish(ctx, ev); err != nil {
@@ -172,7 +172,7 @@ func TestWorkersKilledBeforeCheckpoint(t *testing.T) {
 	srv, nc, js := jstest.Start(t)
 	ctx := context.Background()
 	sub := schema.Subjects{Prefix: schema.DefaultPrefix, Partitions: schema.DefaultPartitions}
-	if err := jetstream.Provision(ctx, js, jetstream.StreamConfig{Partitions: sub.Partitions, Duplicates: 2 * time.Minute}); err != nil {
+	if err := transport.Provision(ctx, js, transport.StreamConfig{Partitions: sub.Partitions, Duplicates: 2 * time.Minute}); err != nil {
 		t.Fatal(err)
 	}
 	var published atomic.Int64 // every verdict sent, stored or not
@@ -189,7 +189,7 @@ func TestWorkersKilledBeforeCheckpoint(t *testing.T) {
 		total += len(vs)
 	}
 
-	pub := jetstream.NewPublisher(js, sub, jetstream.PublisherOptions{})
+	pub := transport.NewPublisher(js, sub, transport.PublisherOptions{})
 	publishAll := func(evs []*schema.Event) {
 		for _, ev := range evs {
 			if err := pub.Publish(ctx, ev); err != nil {
