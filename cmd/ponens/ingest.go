@@ -103,6 +103,12 @@ func runGateway(ctx context.Context, cfg config.Config, nc *nats.Conn, js natsjs
 	if err != nil {
 		return exitWith(exitBadInput, "gateway.listen: %v", err)
 	}
+	otlpAddr, stopOTLP, err := serveOTLP(cfg, recv, log) // listening before the gateway is announced
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer stopOTLP()
 	srv := gateway.NewServer(gatewayServerOptions(cfg, log), handler)
 	auth := ""
 	if cfg.Gateway.Token != "" {
@@ -110,12 +116,9 @@ func runGateway(ctx context.Context, cfg config.Config, nc *nats.Conn, js natsjs
 	}
 	fmt.Fprintf(announce, "gateway   http://%s/v1/events (POST), publishing to %s%s\n", ln.Addr(), natsURL(cfg.NATS), auth)
 	fmt.Fprintf(announce, "otlp      http://%s/v1/traces (POST, OpenTelemetry GenAI spans)\n", ln.Addr())
-	stopOTLP, err := serveOTLP(cfg, recv, log, announce)
-	if err != nil {
-		ln.Close()
-		return err
+	if otlpAddr != nil {
+		fmt.Fprintf(announce, "otlp      http://%s/v1/traces (POST, otlp.listen)\n", otlpAddr)
 	}
-	defer stopOTLP()
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	watchCtx, stopWatch := context.WithCancel(ctx)
