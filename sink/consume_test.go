@@ -15,11 +15,11 @@ import (
 	"github.com/nats-io/nats.go"
 	natsjs "github.com/nats-io/nats.go/jetstream"
 
-	"github.com/ponens/ponens/ingest/jetstream"
-	"github.com/ponens/ponens/ingest/jetstream/jstest"
 	"github.com/ponens/ponens/schema"
 	"github.com/ponens/ponens/sink"
 	"github.com/ponens/ponens/sink/chdb"
+	"github.com/ponens/ponens/transport"
+	"github.com/ponens/ponens/transport/jstest"
 )
 
 // engine is the one embedded engine of the test process.
@@ -62,7 +62,7 @@ var subjects = schema.Subjects{Prefix: "ponens", Partitions: 2}
 func startStreams(t *testing.T) natsjs.JetStream {
 	t.Helper()
 	_, _, js := jstest.Start(t)
-	if err := jetstream.Provision(context.Background(), js, jetstream.StreamConfig{Prefix: subjects.Prefix, Partitions: subjects.Partitions, Duplicates: time.Minute}); err != nil {
+	if err := transport.Provision(context.Background(), js, transport.StreamConfig{Prefix: subjects.Prefix, Partitions: subjects.Partitions, Duplicates: time.Minute}); err != nil {
 		t.Fatal(err)
 	}
 	return js

@@ -27,12 +27,12 @@ import (
 
 	"github.com/ponens/ponens/config"
 	"github.com/ponens/ponens/examples"
-	"github.com/ponens/ponens/ingest/jetstream"
 	"github.com/ponens/ponens/internal/loadgen"
 	"github.com/ponens/ponens/monitor/worker"
 	"github.com/ponens/ponens/policy/ruleset"
 	"github.com/ponens/ponens/query/alert"
 	"github.com/ponens/ponens/schema"
+	"github.com/ponens/ponens/transport"
 )
 
 func init() { subcommands = append(subcommands, newBenchCommand) }
@@ -186,12 +186,12 @@ func runBench(cmd *cobra.Command, f *benchFlags) error {
 		where = "ponens serve at " + f.url
 	}
 
-	pubConn, err := connectNATS(natsCfg, jetstream.RoleAgent, "ponens bench", false)
+	pubConn, err := connectNATS(natsCfg, transport.RoleAgent, "ponens bench", false)
 	if err != nil {
 		return err
 	}
 	defer pubConn.Close()
-	subConn, err := connectNATS(natsCfg, jetstream.RoleAdmin, "ponens bench", false) // reads the consumers' progress
+	subConn, err := connectNATS(natsCfg, transport.RoleAdmin, "ponens bench", false) // reads the consumers' progress
 	if err != nil {
 		return err
 	}
@@ -307,24 +307,24 @@ func startEmbedded(ctx context.Context, f *benchFlags, cfg config.Config, set *r
 	if err != nil {
 		return nil, exitWith(exitBadInput, "ponens bench: %v", err)
 	}
-	e.srv, err = jetstream.StartEmbedded(jetstream.EmbeddedOptions{Listen: "127.0.0.1:-1", StoreDir: dir, Name: "ponens-bench",
+	e.srv, err = transport.StartEmbedded(transport.EmbeddedOptions{Listen: "127.0.0.1:-1", StoreDir: dir, Name: "ponens-bench",
 		Users: users, TLS: tls, Subjects: streamConfig(natsCfg).Subjects()})
 	if err != nil {
 		return nil, exitWith(exitBadInput, "ponens bench: %v", err)
 	}
 	natsCfg.URL = e.srv.ClientURL()
 	e.cfg = natsCfg
-	nc, js, err := openStreams(ctx, natsCfg, jetstream.RoleAdmin, "ponens bench")
+	nc, js, err := openStreams(ctx, natsCfg, transport.RoleAdmin, "ponens bench")
 	if err != nil {
 		return nil, err
 	}
 	e.conns = append(e.conns, nc)
-	wc, err := connectNATS(natsCfg, jetstream.RoleWorker, "ponens bench", false)
+	wc, err := connectNATS(natsCfg, transport.RoleWorker, "ponens bench", false)
 	if err != nil {
 		return nil, err
 	}
 	e.conns = append(e.conns, wc)
-	ac, err := connectNATS(natsCfg, jetstream.RoleAlert, "ponens bench", false)
+	ac, err := connectNATS(natsCfg, transport.RoleAlert, "ponens bench", false)
 	if err != nil {
 		return nil, err
 	}

@@ -16,12 +16,12 @@ import (
 	"github.com/nats-io/nats.go"
 	natsjs "github.com/nats-io/nats.go/jetstream"
 
-	"github.com/ponens/ponens/ingest/jetstream"
-	"github.com/ponens/ponens/ingest/jetstream/jstest"
 	"github.com/ponens/ponens/internal/fleet"
 	"github.com/ponens/ponens/monitor"
 	"github.com/ponens/ponens/policy/ruleset"
 	"github.com/ponens/ponens/schema"
+	"github.com/ponens/ponens/transport"
+	"github.com/ponens/ponens/transport/jstest"
 )
 
 // TestWorkerProcessCrash: a real `ponens worker` process is killed with
@@ -36,14 +36,14 @@ func TestWorkerProcessCrash(t *testing.T) {
 	srv, _, js := jstest.Start(t)
 	ctx := context.Background()
 	sub := schema.Subjects{Prefix: schema.DefaultPrefix, Partitions: schema.DefaultPartitions}
-	if err := jetstream.Provision(ctx, js, jetstream.StreamConfig{Partitions: sub.Partitions, Duplicates: 2 * time.Minute}); err != nil {
+	if err := transport.Provision(ctx, js, transport.StreamConfig{Partitions: sub.Partitions, Duplicates: 2 * time.Minute}); err != nil {
 		t.Fatal(err)
 	}
 	runs := fleet.Generate(fleet.Config{Agents: 6, RunsPerAgent: 5, Steps: 14, Violations: 0.4, Seed: 3})
 	events := fleet.Interleave(runs, 3)
 	want := expectedVerdicts(t, runs)
 
-	pub := jetstream.NewPublisher(js, sub, jetstream.PublisherOptions{})
+	pub := transport.NewPublisher(js, sub, transport.PublisherOptions{})
 	publishAll := func(evs []*schema.Event) {
 		for _, ev := range evs {
 			if err := pub.Publish(ctx, ev); err != nil {
@@ -172,7 +172,7 @@ func TestWorkersKilledBeforeCheckpoint(t *testing.T) {
 	srv, nc, js := jstest.Start(t)
 	ctx := context.Background()
 	sub := schema.Subjects{Prefix: schema.DefaultPrefix, Partitions: schema.DefaultPartitions}
-	if err := jetstream.Provision(ctx, js, jetstream.StreamConfig{Partitions: sub.Partitions, Duplicates: 2 * time.Minute}); err != nil {
+	if err := transport.Provision(ctx, js, transport.StreamConfig{Partitions: sub.Partitions, Duplicates: 2 * time.Minute}); err != nil {
 		t.Fatal(err)
 	}
 	var published atomic.Int64 // every verdict sent, stored or not
@@ -189,7 +189,7 @@ func TestWorkersKilledBeforeCheckpoint(t *testing.T) {
 		total += len(vs)
 	}
 
-	pub := jetstream.NewPublisher(js, sub, jetstream.PublisherOptions{})
+	pub := transport.NewPublisher(js, sub, transport.PublisherOptions{})
 	publishAll := func(evs []*schema.Event) {
 		for _, ev := range evs {
 			if err := pub.Publish(ctx, ev); err != nil {
@@ -305,25 +305,42 @@ func expectedPerRun(t *testing.T, runs []fleet.Run) map[string][]string {
 }
 
 // storedPerRun reads n verdicts from the stream and groups them by run,
-// keeping stream order within each run.
+// keeping stream order within each run. On a cluster electing a leader it
+// reads again from where it stopped.
 func storedPerRun(t *testing.T, js natsjs.JetStream, n int) map[string][]string {
-	c, err := js.OrderedConsumer(context.Background(), schema.StreamVerdicts, natsjs.OrderedConsumerConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	out := map[string][]string{}
-	for range n {
-		m, err := c.Next(natsjs.FetchMaxWait(5 * time.Second))
+	var next uint64 = 1 // stream sequence to read from
+	read := 0
+	deadline := time.Now().Add(30 * time.Second)
+	for read < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("read %d of %d verdicts", read, n)
+		}
+		c, err := js.OrderedConsumer(context.Background(), schema.StreamVerdicts, natsjs.OrderedConsumerConfig{
+			DeliverPolicy: natsjs.DeliverByStartSequencePolicy, OptStartSeq: next})
 		if err != nil {
-			t.Fatal(err)
+			time.Sleep(100 * time.Millisecond)
+			continue
 		}
-		var v struct {
-			RunID string `json:"runId"`
+		for read < n {
+			m, err := c.Next(natsjs.FetchMaxWait(5 * time.Second))
+			if err != nil {
+				break
+			}
+			md, err := m.Metadata()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var v struct {
+				RunID string `json:"runId"`
+			}
+			if err := json.Unmarshal(m.Data(), &v); err != nil {
+				t.Fatal(err)
+			}
+			out[v.RunID] = append(out[v.RunID], string(m.Data()))
+			next = md.Sequence.Stream + 1
+			read++
 		}
-		if err := json.Unmarshal(m.Data(), &v); err != nil {
-			t.Fatal(err)
-		}
-		out[v.RunID] = append(out[v.RunID], string(m.Data()))
 	}
 	return out
 }

@@ -12,8 +12,8 @@ import (
 	natsjs "github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
 
-	"github.com/ponens/ponens/ingest/jetstream"
 	"github.com/ponens/ponens/schema"
+	"github.com/ponens/ponens/transport"
 )
 
 func init() { subcommands = append(subcommands, newDeadLettersCommand) }
@@ -36,14 +36,14 @@ func (f *deadLetterFlags) register(cmd *cobra.Command, output bool) {
 }
 
 // filter checks the flags and returns the selection.
-func (f *deadLetterFlags) filter(name string) (jetstream.DeadLetterFilter, error) {
+func (f *deadLetterFlags) filter(name string) (transport.DeadLetterFilter, error) {
 	if f.since < 0 {
-		return jetstream.DeadLetterFilter{}, exitWith(exitBadInput, "%s: --since must not be negative, got %s", name, f.since)
+		return transport.DeadLetterFilter{}, exitWith(exitBadInput, "%s: --since must not be negative, got %s", name, f.since)
 	}
-	if f.reason != "" && !jetstream.ValidReason(f.reason) {
-		return jetstream.DeadLetterFilter{}, exitWith(exitBadInput, "%s: --reason %q is not a reason (lowercase letters, digits and '-', such as %s)", name, f.reason, schema.ReasonSeqGap)
+	if f.reason != "" && !transport.ValidReason(f.reason) {
+		return transport.DeadLetterFilter{}, exitWith(exitBadInput, "%s: --reason %q is not a reason (lowercase letters, digits and '-', such as %s)", name, f.reason, schema.ReasonSeqGap)
 	}
-	var filt jetstream.DeadLetterFilter
+	var filt transport.DeadLetterFilter
 	if f.since > 0 {
 		filt.Since = time.Now().Add(-f.since)
 	}
@@ -52,10 +52,10 @@ func (f *deadLetterFlags) filter(name string) (jetstream.DeadLetterFilter, error
 }
 
 // print writes d as a line of text, or as JSON with its body.
-func (f *deadLetterFlags) print(w io.Writer, d jetstream.DeadLetter) error {
+func (f *deadLetterFlags) print(w io.Writer, d transport.DeadLetter) error {
 	if f.asJSON {
 		type withBody struct {
-			jetstream.DeadLetter
+			transport.DeadLetter
 			Body string `json:"body"`
 		}
 		enc := json.NewEncoder(w)
@@ -89,8 +89,8 @@ nats.listen. Exit 0, 2 on bad flags, 3 when NATS cannot be reached.`,
   ponens deadletters --since 1h --reason seq-gap --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withDeadLetters(cmd, &f, jetstream.RoleSink, func(ctx context.Context, sub schema.Subjects, filt jetstream.DeadLetterFilter, js natsjs.JetStream) error {
-				dls, err := jetstream.ReadDeadLetters(ctx, js, sub, filt)
+			return withDeadLetters(cmd, &f, transport.RoleSink, func(ctx context.Context, sub schema.Subjects, filt transport.DeadLetterFilter, js natsjs.JetStream) error {
+				dls, err := transport.ReadDeadLetters(ctx, js, sub, filt)
 				if err != nil {
 					return exitWith(exitUnavailable, "ponens deadletters: %v", err)
 				}
@@ -121,11 +121,11 @@ cannot be reached.`,
   ponens deadletters tail --reason after-end --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withDeadLetters(cmd, &f, jetstream.RoleSink, func(ctx context.Context, sub schema.Subjects, filt jetstream.DeadLetterFilter, js natsjs.JetStream) error {
+			return withDeadLetters(cmd, &f, transport.RoleSink, func(ctx context.Context, sub schema.Subjects, filt transport.DeadLetterFilter, js natsjs.JetStream) error {
 				if filt.Since.IsZero() {
 					filt.Since = time.Now()
 				}
-				err := jetstream.TailDeadLetters(ctx, js, sub, filt, func(d jetstream.DeadLetter) error { return f.print(cmd.OutOrStdout(), d) })
+				err := transport.TailDeadLetters(ctx, js, sub, filt, func(d transport.DeadLetter) error { return f.print(cmd.OutOrStdout(), d) })
 				return orExit(exitUnavailable, err)
 			})
 		},
@@ -151,10 +151,10 @@ not decode, 3 when NATS cannot be reached or store them.`,
   ponens deadletters replay --since 1h --reason seq-gap`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withDeadLetters(cmd, &f, jetstream.RoleAdmin, func(ctx context.Context, sub schema.Subjects, filt jetstream.DeadLetterFilter, js natsjs.JetStream) error {
-				pub := jetstream.NewPublisher(js, sub, jetstream.PublisherOptions{})
+			return withDeadLetters(cmd, &f, transport.RoleAdmin, func(ctx context.Context, sub schema.Subjects, filt transport.DeadLetterFilter, js natsjs.JetStream) error {
+				pub := transport.NewPublisher(js, sub, transport.PublisherOptions{})
 				defer pub.Close()
-				results, err := jetstream.ReplayDeadLetters(ctx, js, sub, filt, pub)
+				results, err := transport.ReplayDeadLetters(ctx, js, sub, filt, pub)
 				if err != nil {
 					return exitWith(exitUnavailable, "ponens deadletters replay: %v", err)
 				}
@@ -169,13 +169,13 @@ not decode, 3 when NATS cannot be reached or store them.`,
 // reportReplay prints each replayed dead letter's outcome and the count,
 // and returns the exit: 2 when some input still does not decode, 3 when
 // some event could not be stored.
-func reportReplay(w io.Writer, results []jetstream.ReplayResult, st jetstream.Stats) error {
+func reportReplay(w io.Writer, results []transport.ReplayResult, st transport.Stats) error {
 	code := exitOK
 	for _, r := range results {
 		what := "sent"
 		if r.Err != nil {
 			what = "not sent: " + r.Err.Error()
-			if isPub := errors.As(r.Err, new(*jetstream.PublishError)); !isPub {
+			if isPub := errors.As(r.Err, new(*transport.PublishError)); !isPub {
 				code = exitBadInput
 			} else if code == exitOK {
 				code = exitUnavailable
@@ -194,7 +194,7 @@ func reportReplay(w io.Writer, results []jetstream.ReplayResult, st jetstream.St
 // withDeadLetters loads the configuration, checks the flags, connects in
 // role (sink to read the dead letters, admin to replay them as events), and
 // runs do until SIGINT or SIGTERM.
-func withDeadLetters(cmd *cobra.Command, f *deadLetterFlags, role jetstream.Role, do func(context.Context, schema.Subjects, jetstream.DeadLetterFilter, natsjs.JetStream) error) error {
+func withDeadLetters(cmd *cobra.Command, f *deadLetterFlags, role transport.Role, do func(context.Context, schema.Subjects, transport.DeadLetterFilter, natsjs.JetStream) error) error {
 	name := commandName(cmd)
 	cfg, err := loadConfig(cmd, map[string]string{"url": "nats.url"})
 	if err != nil {

@@ -13,9 +13,9 @@ import (
 
 	natsjs "github.com/nats-io/nats.go/jetstream"
 
-	"github.com/ponens/ponens/ingest/jetstream"
-	"github.com/ponens/ponens/ingest/jetstream/jstest"
 	"github.com/ponens/ponens/schema"
+	"github.com/ponens/ponens/transport"
+	"github.com/ponens/ponens/transport/jstest"
 )
 
 // TestDeadLettersCommands: list, filter and replay the dead letters with
@@ -25,10 +25,10 @@ func TestDeadLettersCommands(t *testing.T) {
 	srv, _, js := jstest.Start(t)
 	url := srv.ClientURL()
 	sub := schema.Subjects{Prefix: "ponens", Partitions: schema.DefaultPartitions}
-	if err := jetstream.Provision(context.Background(), js, jetstream.StreamConfig{Partitions: sub.Partitions}); err != nil {
+	if err := transport.Provision(context.Background(), js, transport.StreamConfig{Partitions: sub.Partitions}); err != nil {
 		t.Fatal(err)
 	}
-	dl := jetstream.NewDeadLetters(js, sub)
+	dl := transport.NewDeadLetters(js, sub)
 	gapped := `{"v":1,"runId":"gap-run","seq":3,"ts":"2026-01-01T00:00:00Z","type":"run.start","start":{}}`
 	for _, d := range []struct{ reason, body, err string }{
 		{schema.ReasonMalformed, `{"v":1,"runId":`, "event:1:16: malformed JSON"},

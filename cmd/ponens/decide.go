@@ -14,11 +14,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ponens/ponens/config"
-	"github.com/ponens/ponens/ingest/jetstream"
 	"github.com/ponens/ponens/monitor"
+	"github.com/ponens/ponens/monitor/remote"
 	"github.com/ponens/ponens/policy/policymd"
 	"github.com/ponens/ponens/policy/ruleset"
 	"github.com/ponens/ponens/schema"
+	"github.com/ponens/ponens/transport"
 )
 
 func init() { subcommands = append(subcommands, newDecideCommand) }
@@ -177,22 +178,22 @@ func decideLive(cmd *cobra.Command, cfg config.Config, runID, intent string, new
 	ctx, stop := commandContext(cmd)
 	defer stop()
 	url := natsURL(cfg.NATS)
-	nc, err := connectNATS(cfg.NATS, jetstream.RoleAgent, "ponens decide", false)
+	nc, err := connectNATS(cfg.NATS, transport.RoleAgent, "ponens decide", false)
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	var opts []jetstream.DecideOption
+	var opts []remote.DecideOption
 	if newRun {
-		opts = append(opts, jetstream.NewRun())
+		opts = append(opts, remote.NewRun())
 	}
-	d, err := jetstream.Decide(ctx, nc, subjectsOf(cfg), runID, action, opts...)
+	d, err := remote.Decide(ctx, nc, subjectsOf(cfg), runID, action, opts...)
 	switch {
-	case errors.Is(err, jetstream.ErrRunEnded):
+	case errors.Is(err, remote.ErrRunEnded):
 		return exitWith(exitBadInput, "%s", strings.TrimPrefix(err.Error(), "decide: "))
-	case errors.Is(err, jetstream.ErrRunUnknown):
+	case errors.Is(err, remote.ErrRunUnknown):
 		return exitWith(exitBadInput, "run %q is unknown to the service at %s: no event of it has been processed (give --new-run to judge it as a new run)", runID, url)
 	case err != nil:
 		return exitWith(exitUnavailable, "%s: %v", url, err)

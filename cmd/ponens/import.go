@@ -9,9 +9,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ponens/ponens/config"
-	"github.com/ponens/ponens/ingest/jetstream"
 	"github.com/ponens/ponens/ingest/mapping"
 	"github.com/ponens/ponens/schema"
+	"github.com/ponens/ponens/transport"
 )
 
 func init() { subcommands = append(subcommands, newImportCommand) }
@@ -109,12 +109,12 @@ func (f *importFlags) emit(cmd *cobra.Command, cfg config.Config, events []schem
 func publishEvents(cmd *cobra.Command, cfg config.Config, events []schema.Event) error {
 	ctx, stop := commandContext(cmd)
 	defer stop()
-	nc, js, err := openStreams(ctx, cfg.NATS, jetstream.RoleAgent, cmd.CommandPath())
+	nc, js, err := openStreams(ctx, cfg.NATS, transport.RoleAgent, cmd.CommandPath())
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
-	pub := jetstream.NewPublisher(js, streamConfig(cfg.NATS).Subjects(), jetstream.PublisherOptions{})
+	pub := transport.NewPublisher(js, streamConfig(cfg.NATS).Subjects(), transport.PublisherOptions{})
 	for i := range events {
 		if err := pub.Publish(ctx, &events[i]); err != nil {
 			pub.Close()

@@ -10,7 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/ponens/ponens/config"
-	"github.com/ponens/ponens/ingest/jetstream"
+	"github.com/ponens/ponens/transport"
 )
 
 // clientAuth is how a command connecting in role authenticates: the
@@ -21,19 +21,19 @@ import (
 //
 // The role chooses the inbox prefix: nats.role when set, else the user's
 // name when it is a role's, else the command's role.
-func clientAuth(c config.NATSConfig, role jetstream.Role) jetstream.ClientAuth {
-	if r, err := jetstream.ParseRole(c.User); err == nil {
+func clientAuth(c config.NATSConfig, role transport.Role) transport.ClientAuth {
+	if r, err := transport.ParseRole(c.User); err == nil {
 		role = r
 	}
 	if c.Role != "" {
-		role = jetstream.Role(c.Role)
+		role = transport.Role(c.Role)
 	}
-	a := jetstream.ClientAuth{
+	a := transport.ClientAuth{
 		Role: role, User: c.User, Password: c.Password, NkeySeedFile: c.NkeySeedFile, CredsFile: c.CredsFile,
 		CAFile: c.TLS.CAFile, CertFile: c.TLS.CertFile, KeyFile: c.TLS.KeyFile,
 	}
 	if a.User == "" && a.NkeySeedFile == "" && a.CredsFile == "" && c.StoreDir != "" {
-		seed := jetstream.SeedFile(jetstream.CredentialsDir(filepath.Clean(c.StoreDir)), role)
+		seed := transport.SeedFile(transport.CredentialsDir(filepath.Clean(c.StoreDir)), role)
 		if _, err := os.Stat(seed); err == nil {
 			a.NkeySeedFile = seed
 		}
@@ -44,7 +44,7 @@ func clientAuth(c config.NATSConfig, role jetstream.Role) jetstream.ClientAuth {
 // natsOptions are the options of every NATS connection a command makes:
 // its name (the command and the role), clientAuth for role, and reconnecting without limit. Its error
 // is an exit error (2: the credentials or TLS files cannot be used).
-func natsOptions(c config.NATSConfig, role jetstream.Role, name string) ([]nats.Option, error) {
+func natsOptions(c config.NATSConfig, role transport.Role, name string) ([]nats.Option, error) {
 	auth, err := clientAuth(c, role).Options()
 	if err != nil {
 		return nil, exitWith(exitBadInput, "%s: nats credentials: %v", name, err)
@@ -69,7 +69,7 @@ func asyncErrors(name string) nats.ErrHandler {
 // connectNATS connects to the configured server in role; with wait, it
 // connects in the background while the server is not reachable yet (as
 // after a disconnection). Its errors are exit errors (3: unreachable).
-func connectNATS(c config.NATSConfig, role jetstream.Role, name string, wait bool) (*nats.Conn, error) {
+func connectNATS(c config.NATSConfig, role transport.Role, name string, wait bool) (*nats.Conn, error) {
 	opts, err := natsOptions(c, role, name)
 	if err != nil {
 		return nil, err
@@ -89,21 +89,21 @@ func connectNATS(c config.NATSConfig, role jetstream.Role, name string, wait boo
 // users of nats.server.users, or, when none is configured, a generated
 // nkey per role under <store_dir>/credentials (kept across restarts), which
 // it reports on out. The server's TLS is nats.server.tls.
-func embeddedAuth(c config.NATSConfig, out func(format string, args ...any)) ([]jetstream.User, *jetstream.ServerTLS, error) {
-	var tls *jetstream.ServerTLS
+func embeddedAuth(c config.NATSConfig, out func(format string, args ...any)) ([]transport.User, *transport.ServerTLS, error) {
+	var tls *transport.ServerTLS
 	if t := c.Server.TLS; t.CertFile != "" {
-		tls = &jetstream.ServerTLS{CertFile: t.CertFile, KeyFile: t.KeyFile, CAFile: t.CAFile, ClientCerts: t.ClientCerts}
+		tls = &transport.ServerTLS{CertFile: t.CertFile, KeyFile: t.KeyFile, CAFile: t.CAFile, ClientCerts: t.ClientCerts}
 	}
-	var users []jetstream.User
+	var users []transport.User
 	for _, u := range c.Server.Users.ByRole() {
-		users = append(users, jetstream.User{Role: jetstream.Role(u.Role), Password: u.User.Password, Nkey: u.User.Nkey})
+		users = append(users, transport.User{Role: transport.Role(u.Role), Password: u.User.Password, Nkey: u.User.Nkey})
 	}
 	if len(users) > 0 {
 		out("auth      %d configured user(s) (nats.server.users), each limited to its role", len(users))
 		return users, tls, nil
 	}
-	dir := jetstream.CredentialsDir(filepath.Clean(c.StoreDir))
-	users, generated, err := jetstream.EnsureCredentials(dir)
+	dir := transport.CredentialsDir(filepath.Clean(c.StoreDir))
+	users, generated, err := transport.EnsureCredentials(dir)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ponens/ponens/ingest/jetstream/jstest"
+	"github.com/ponens/ponens/transport/jstest"
 )
 
 // TestServeConfiguredUsersAndTLS: `ponens serve` with users and TLS with

@@ -4,8 +4,6 @@ import (
 	"context"
 	"crypto/subtle"
 	"errors"
-	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -63,22 +61,21 @@ func bearer(token string, h http.Handler) http.Handler {
 }
 
 // serveOTLP serves recv alone on otlp.listen, with the gateway's server
-// limits, and says where on announce; stop shuts it down (once, however
+// limits, at addr; stop shuts it down (once, however
 // often it is called). With otlp.listen
 // empty or no receiver it serves nothing. An address that cannot be
 // listened on is an error (exit 2); the server failing later is logged.
-func serveOTLP(cfg config.Config, recv http.Handler, log *slog.Logger, announce io.Writer) (stop func() error, err error) {
+func serveOTLP(cfg config.Config, recv http.Handler, log *slog.Logger) (addr net.Addr, stop func() error, err error) {
 	if cfg.OTLP.Listen == "" || recv == nil {
-		return func() error { return nil }, nil
+		return nil, func() error { return nil }, nil
 	}
 	ln, err := net.Listen("tcp", cfg.OTLP.Listen)
 	if err != nil {
-		return nil, exitWith(exitBadInput, "otlp.listen: %v", err)
+		return nil, nil, exitWith(exitBadInput, "otlp.listen: %v", err)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/v1/traces", recv)
 	srv := gateway.NewServer(gatewayServerOptions(cfg, log), mux)
-	fmt.Fprintf(announce, "otlp      http://%s/v1/traces (POST, otlp.listen)\n", ln.Addr())
 	served := make(chan error, 1)
 	go func() {
 		err := srv.Serve(ln)
@@ -87,7 +84,7 @@ func serveOTLP(cfg config.Config, recv http.Handler, log *slog.Logger, announce 
 		}
 		served <- err
 	}()
-	return sync.OnceValue(func() error {
+	return ln.Addr(), sync.OnceValue(func() error {
 		down, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		err := srv.Shutdown(down)

@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ponens/ponens/ingest/jetstream"
 	"github.com/ponens/ponens/schema"
+	"github.com/ponens/ponens/transport"
 )
 
 func init() { subcommands = append(subcommands, newPublishCommand) }
@@ -79,19 +79,19 @@ sent to the dead letters as conflicting-duplicate, and the exit is 2.`,
 			defer stop()
 			ctx, cancel := context.WithTimeout(ctx, timeout)
 			defer cancel()
-			nc, js, err := openStreams(ctx, cfg.NATS, jetstream.RoleAgent, "ponens publish")
+			nc, js, err := openStreams(ctx, cfg.NATS, transport.RoleAgent, "ponens publish")
 			if err != nil {
 				return err
 			}
 			defer nc.Close()
-			pub := jetstream.NewPublisher(js, streamConfig(cfg.NATS).Subjects(), jetstream.PublisherOptions{})
+			pub := transport.NewPublisher(js, streamConfig(cfg.NATS).Subjects(), transport.PublisherOptions{})
 			bar := newProgress(cmd.ErrOrStderr(), total, 0, "publishing", "events")
 			receipts, sendErr := publishRuns(ctx, pub, runs, bar)
 			closeErr := pub.CloseContext(ctx)
 			bar.clear()
 			st := pub.Stats()
 			if n := receipts.Conflicts(); n > 0 {
-				return publishConflicts(cmd, receipts, jetstream.NewDeadLetters(js, streamConfig(cfg.NATS).Subjects()), n)
+				return publishConflicts(cmd, receipts, transport.NewDeadLetters(js, streamConfig(cfg.NATS).Subjects()), n)
 			}
 			if incomplete := receipts.Incomplete(); len(incomplete) > 0 || sendErr != nil || closeErr != nil {
 				return publishFailed(ctx, cmd.ErrOrStderr(), timeout, incomplete, firstErr(sendErr, closeErr, receipts.Err()), st, total)
@@ -109,8 +109,8 @@ sent to the dead letters as conflicting-duplicate, and the exit is 2.`,
 // publishRuns publishes every event of runs through pub, each expected in
 // the receipts first (so that events never sent count as not
 // acknowledged), until one cannot be sent.
-func publishRuns(ctx context.Context, pub *jetstream.Publisher, runs []namedRun, bar *progress) (*jetstream.Receipts, error) {
-	receipts := jetstream.NewReceipts()
+func publishRuns(ctx context.Context, pub *transport.Publisher, runs []namedRun, bar *progress) (*transport.Receipts, error) {
+	receipts := transport.NewReceipts()
 	for _, r := range runs {
 		for i := range r.Run.Events {
 			receipts.Expect(&r.Run.Events[i])
@@ -131,7 +131,7 @@ func publishRuns(ctx context.Context, pub *jetstream.Publisher, runs []namedRun,
 // publishConflicts names the runs with conflicting duplicates, sends those
 // n events to the dead letters and returns the exit (2; 3 when the dead
 // letters cannot be stored).
-func publishConflicts(cmd *cobra.Command, receipts *jetstream.Receipts, dl *jetstream.DeadLetters, n int) error {
+func publishConflicts(cmd *cobra.Command, receipts *transport.Receipts, dl *transport.DeadLetters, n int) error {
 	for _, rr := range receipts.Incomplete() {
 		fmt.Fprintf(cmd.ErrOrStderr(), "ponens publish: %s\n", rr)
 	}
@@ -145,7 +145,7 @@ func publishConflicts(cmd *cobra.Command, receipts *jetstream.Receipts, dl *jets
 
 // publishFailed reports a publish that did not store every event: each run
 // with events not acknowledged on its own line, then the error (exit 3).
-func publishFailed(ctx context.Context, stderr io.Writer, timeout time.Duration, incomplete []jetstream.RunReceipt, err error, st jetstream.Stats, total int) error {
+func publishFailed(ctx context.Context, stderr io.Writer, timeout time.Duration, incomplete []transport.RunReceipt, err error, st transport.Stats, total int) error {
 	for _, rr := range incomplete {
 		fmt.Fprintf(stderr, "ponens publish: %s\n", rr)
 	}

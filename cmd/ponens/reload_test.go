@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/ponens/ponens/config"
-	"github.com/ponens/ponens/ingest/jetstream"
 	"github.com/ponens/ponens/monitor/worker"
+	"github.com/ponens/ponens/transport"
 )
 
 // copyDir copies the files of dir (not recursive) into a new temporary
@@ -305,7 +305,7 @@ func TestWorkerWaitsForNATS(t *testing.T) {
 	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := jetstream.StartEmbedded(jetstream.EmbeddedOptions{Listen: addr, StoreDir: t.TempDir(), Name: "late"})
+	srv, err := transport.StartEmbedded(transport.EmbeddedOptions{Listen: addr, StoreDir: t.TempDir(), Name: "late"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,12 +22,12 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/ponens/ponens/config"
-	"github.com/ponens/ponens/ingest/jetstream"
 	"github.com/ponens/ponens/internal/fleet"
 	"github.com/ponens/ponens/monitor/worker"
 	"github.com/ponens/ponens/policy/ruleset"
 	"github.com/ponens/ponens/query/alert"
 	"github.com/ponens/ponens/schema"
+	"github.com/ponens/ponens/transport"
 )
 
 func init() {
@@ -60,7 +60,7 @@ func subjectsOf(c config.Config) schema.Subjects { return streamConfig(c.NATS).S
 // workerOptions are the options of a monitor worker under c. Its dead
 // letters are logged at warn level and its violations at info level.
 func workerOptions(id string, sub schema.Subjects, set *ruleset.Set, js natsjs.JetStream, log *slog.Logger, c config.Config) worker.Options {
-	dl := loggedDeadLetters{jetstream.NewDeadLetters(js, sub), log}
+	dl := loggedDeadLetters{transport.NewDeadLetters(js, sub), log}
 	return worker.Options{ID: id, Subjects: sub, Rules: set, Logger: log,
 		LeaseTTL: c.Worker.LeaseTTL, CheckpointEvery: c.Worker.CheckpointEvery, IdleAfter: c.Worker.IdleAfter,
 		GapTimeout: c.Worker.GapTimeout, MaxBuffered: c.Worker.MaxBuffered, MaxEventBytes: c.Trace.MaxEventBytes, Replicas: c.NATS.Replicas,
@@ -141,13 +141,13 @@ nats.store_dir pick their role's seed up (docs/security.md).`,
 				defer srv.Shutdown()
 				cfg.NATS.URL = srv.ClientURL()
 			}
-			nc, js, err := openStreamsPatiently(ctx, cfg.NATS, jetstream.RoleAdmin, "ponens serve", log)
+			nc, js, err := openStreamsPatiently(ctx, cfg.NATS, transport.RoleAdmin, "ponens serve", log)
 			if err != nil {
 				return err
 			}
 			defer nc.Close()
-			parts := map[jetstream.Role]*nats.Conn{}
-			for _, role := range []jetstream.Role{jetstream.RoleGateway, jetstream.RoleWorker, jetstream.RoleAlert} {
+			parts := map[transport.Role]*nats.Conn{}
+			for _, role := range []transport.Role{transport.RoleGateway, transport.RoleWorker, transport.RoleAlert} {
 				c, err := connectNATS(cfg.NATS, role, "ponens serve", false)
 				if err != nil {
 					return err
@@ -162,11 +162,11 @@ nats.store_dir pick their role's seed up (docs/security.md).`,
 			fmt.Fprintf(out, "decide    request %s.decide.<partition>\n", sub.Prefix)
 			fmt.Fprintf(out, "rules     %d loaded, %s\n", len(set.Rules), rw.what())
 			g, gctx := errgroup.WithContext(ctx)
-			gwc, gwjs := parts[jetstream.RoleGateway], newJetStream(parts[jetstream.RoleGateway])
+			gwc, gwjs := parts[transport.RoleGateway], newJetStream(parts[transport.RoleGateway])
 			g.Go(func() error { return runGateway(gctx, cfg, gwc, gwjs, log, out) })
 			host, _ := os.Hostname()
 			var ws []*worker.Worker
-			wc, wjs := parts[jetstream.RoleWorker], newJetStream(parts[jetstream.RoleWorker])
+			wc, wjs := parts[transport.RoleWorker], newJetStream(parts[transport.RoleWorker])
 			for i := range workers {
 				w, err := worker.New(wc, wjs, workerOptions(fmt.Sprintf("%s-%d-%d", host, os.Getpid(), i), sub, set, wjs, log, cfg))
 				if err != nil {
@@ -176,7 +176,7 @@ nats.store_dir pick their role's seed up (docs/security.md).`,
 				g.Go(func() error { return w.Run(gctx) })
 			}
 			g.Go(func() error { return rw.run(gctx, log, out, ws) })
-			ac := parts[jetstream.RoleAlert]
+			ac := parts[transport.RoleAlert]
 			g.Go(func() error { return alert.New(ac, newJetStream(ac), sub, sub.Prefix+"-alerts").Run(gctx) })
 			if storeRun != nil {
 				g.Go(func() error { return storeRun(gctx, cfg) })
@@ -207,7 +207,7 @@ func startServeNATS(cfg config.Config, out io.Writer) (*server.Server, error) {
 	if err != nil {
 		return nil, exitWith(exitBadInput, "ponens serve: %v", err)
 	}
-	srv, err := jetstream.StartEmbedded(jetstream.EmbeddedOptions{Listen: cfg.NATS.Listen, StoreDir: filepath.Clean(cfg.NATS.StoreDir), Name: "ponens",
+	srv, err := transport.StartEmbedded(transport.EmbeddedOptions{Listen: cfg.NATS.Listen, StoreDir: filepath.Clean(cfg.NATS.StoreDir), Name: "ponens",
 		Users: users, TLS: tls, Subjects: subjectsOf(cfg)})
 	if err != nil {
 		return nil, exitWith(exitBadInput, "ponens serve: %v", err)
@@ -225,7 +225,7 @@ func startServeNATS(cfg config.Config, out io.Writer) (*server.Server, error) {
 
 // newJetStream is the JetStream context of a connection of serve.
 func newJetStream(nc *nats.Conn) natsjs.JetStream {
-	js, _ := natsjs.New(nc, natsjs.WithPublishAsyncTimeout(jetstream.DefaultTimeout)) // fails only without a connection
+	js, _ := natsjs.New(nc, natsjs.WithPublishAsyncTimeout(transport.DefaultTimeout)) // fails only without a connection
 	return js
 }
 
@@ -271,7 +271,7 @@ nats.listen.`,
 				return exitWith(exitBadInput, "ponens worker: %v", err)
 			}
 			defer rw.close()
-			nc, js, err := openStreamsPatiently(ctx, cfg.NATS, jetstream.RoleWorker, "ponens worker", log)
+			nc, js, err := openStreamsPatiently(ctx, cfg.NATS, transport.RoleWorker, "ponens worker", log)
 			if err != nil {
 				return err
 			}
@@ -321,7 +321,7 @@ nats.url (--url), or to a running ` + "`ponens serve`" + ` at nats.listen.`,
 			}
 			ctx, stop := commandContext(cmd)
 			defer stop()
-			nc, js, err := openStreams(ctx, cfg.NATS, jetstream.RoleAdmin, "ponens demo")
+			nc, js, err := openStreams(ctx, cfg.NATS, transport.RoleAdmin, "ponens demo")
 			if err != nil {
 				return err
 			}
@@ -416,7 +416,7 @@ func demoRunPrefix(seed uint64, now time.Time) string {
 // publishDemo publishes events at rate events per second (0: as fast as
 // they are acknowledged).
 func publishDemo(ctx context.Context, js natsjs.JetStream, sub schema.Subjects, events []*schema.Event, rate float64) error {
-	pub := jetstream.NewPublisher(js, sub, jetstream.PublisherOptions{})
+	pub := transport.NewPublisher(js, sub, transport.PublisherOptions{})
 	defer pub.Close()
 	start := time.Now()
 	for i, ev := range events {

@@ -9,8 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ponens/ponens/config"
-	"github.com/ponens/ponens/ingest/jetstream"
 	"github.com/ponens/ponens/sink/chdb"
+	"github.com/ponens/ponens/transport"
 )
 
 // registerServeStore registers serve's store flags.
@@ -40,7 +40,7 @@ func serveStore(cmd *cobra.Command, cfg config.Config, log *slog.Logger, out io.
 		return nil, nil, exitWith(exitUnavailable, "store %s: %v (give --no-store to run without it)", cfg.Store.Path, err)
 	}
 	return func(ctx context.Context, cfg config.Config) error {
-		nc, err := connectNATS(cfg.NATS, jetstream.RoleSink, "ponens serve", false)
+		nc, err := connectNATS(cfg.NATS, transport.RoleSink, "ponens serve", false)
 		if err != nil {
 			return err
 		}

@@ -18,9 +18,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ponens/ponens/config"
-	"github.com/ponens/ponens/ingest/jetstream"
 	"github.com/ponens/ponens/sink"
 	"github.com/ponens/ponens/sink/chdb"
+	"github.com/ponens/ponens/transport"
 )
 
 func init() { subcommands = append(subcommands, newSinkCommand) }
@@ -70,7 +70,7 @@ use by another process.`,
 				return exitWith(exitUnavailable, "store %s: %v", cfg.Store.Path, err)
 			}
 			defer closeStore()
-			nc, js, err := openStreamsPatiently(ctx, cfg.NATS, jetstream.RoleSink, "ponens sink", log)
+			nc, js, err := openStreamsPatiently(ctx, cfg.NATS, transport.RoleSink, "ponens sink", log)
 			if err != nil {
 				return err
 			}

@@ -20,10 +20,10 @@ import (
 	"github.com/nats-io/nats.go"
 	natsjs "github.com/nats-io/nats.go/jetstream"
 
-	"github.com/ponens/ponens/ingest/jetstream"
-	"github.com/ponens/ponens/ingest/jetstream/jstest"
 	"github.com/ponens/ponens/internal/fleet"
 	"github.com/ponens/ponens/schema"
+	"github.com/ponens/ponens/transport"
+	"github.com/ponens/ponens/transport/jstest"
 )
 
 // TestSinkProcessKilled: a real `ponens sink` process is killed with
@@ -38,11 +38,11 @@ func TestSinkProcessKilled(t *testing.T) {
 	srv, _, js := jstest.Start(t)
 	ctx := context.Background()
 	sub := schema.Subjects{Prefix: schema.DefaultPrefix, Partitions: schema.DefaultPartitions}
-	if err := jetstream.Provision(ctx, js, jetstream.StreamConfig{Partitions: sub.Partitions, Duplicates: 2 * time.Minute}); err != nil {
+	if err := transport.Provision(ctx, js, transport.StreamConfig{Partitions: sub.Partitions, Duplicates: 2 * time.Minute}); err != nil {
 		t.Fatal(err)
 	}
 	events := fleet.Interleave(fleet.Generate(fleet.Config{Agents: 4, RunsPerAgent: 5, Steps: 12, Violations: 0.4, Seed: 5}), 5)
-	pub := jetstream.NewPublisher(js, sub, jetstream.PublisherOptions{})
+	pub := transport.NewPublisher(js, sub, transport.PublisherOptions{})
 	violated := 0
 	for i, ev := range events {
 		if err := pub.Publish(ctx, ev); err != nil {

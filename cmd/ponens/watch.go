@@ -11,10 +11,10 @@ import (
 
 	"github.com/ponens/ponens/ingest/claudecode"
 	"github.com/ponens/ponens/ingest/codex"
-	"github.com/ponens/ponens/ingest/jetstream"
 	"github.com/ponens/ponens/ingest/mapping"
 	"github.com/ponens/ponens/ingest/watch"
 	"github.com/ponens/ponens/schema"
+	"github.com/ponens/ponens/transport"
 )
 
 func init() { subcommands = append(subcommands, newWatchCommand) }
@@ -84,12 +84,12 @@ Exit 0 when interrupted, 2 on bad input, 3 when NATS cannot be reached.`,
 			}
 			ctx, stop := commandContext(cmd)
 			defer stop()
-			nc, js, err := openStreams(ctx, cfg.NATS, jetstream.RoleAgent, cmd.CommandPath())
+			nc, js, err := openStreams(ctx, cfg.NATS, transport.RoleAgent, cmd.CommandPath())
 			if err != nil {
 				return err
 			}
 			defer nc.Close()
-			pub := jetstream.NewPublisher(js, streamConfig(cfg.NATS).Subjects(), jetstream.PublisherOptions{})
+			pub := transport.NewPublisher(js, streamConfig(cfg.NATS).Subjects(), transport.PublisherOptions{})
 			defer pub.Close()
 			w, err := watch.New(watch.Options{
 				Dir: dir, State: state, Interval: interval, Logger: newLogger(cmd, cfg.Log.Level),
@@ -123,7 +123,7 @@ func watchStateFile(name string) (string, error) {
 }
 
 // publishFunc publishes a batch and reports the first failure.
-func publishFunc(pub *jetstream.Publisher) func(context.Context, []schema.Event) error {
+func publishFunc(pub *transport.Publisher) func(context.Context, []schema.Event) error {
 	return func(ctx context.Context, evs []schema.Event) error {
 		ptrs := make([]*schema.Event, len(evs))
 		for i := range evs {

@@ -14,8 +14,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ponens/ponens/ingest/jetstream"
 	"github.com/ponens/ponens/schema"
+	"github.com/ponens/ponens/transport"
 )
 
 // Defaults of Options.
@@ -49,7 +49,7 @@ type Options struct {
 	// MaxBodyBytes at once.
 	DeadLetterRate float64
 	// Streams, when set, answers GET /v1/streams: how full the streams
-	// are (jetstream.Usage); an error makes it 503.
+	// are (transport.Usage); an error makes it 503.
 	Streams func(ctx context.Context) (any, error)
 	// Metrics, when set, counts the events and is served at GET /metrics
 	// (with the bearer token when one is configured).
@@ -60,13 +60,13 @@ type Options struct {
 
 // Sink stores events: it returns once each is stored or has failed, with
 // one outcome per event (Err nil when stored, Duplicate when stored
-// before). *jetstream.Publisher is one.
+// before). *transport.Publisher is one.
 type Sink interface {
-	PublishBatchOutcomes(ctx context.Context, events []*schema.Event) []jetstream.Outcome
+	PublishBatchOutcomes(ctx context.Context, events []*schema.Event) []transport.Outcome
 }
 
 // DeadLetterSink stores a refused input with its reason (schema.Reason…),
-// its source and the error. *jetstream.DeadLetters is one.
+// its source and the error. *transport.DeadLetters is one.
 type DeadLetterSink interface {
 	Send(ctx context.Context, reason, source string, err error, payload []byte) error
 }

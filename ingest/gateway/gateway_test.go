@@ -16,12 +16,12 @@ import (
 	natsjs "github.com/nats-io/nats.go/jetstream"
 
 	"github.com/ponens/ponens/ingest/gateway"
-	"github.com/ponens/ponens/ingest/jetstream"
-	"github.com/ponens/ponens/ingest/jetstream/jstest"
 	"github.com/ponens/ponens/schema"
+	"github.com/ponens/ponens/transport"
+	"github.com/ponens/ponens/transport/jstest"
 )
 
-var streams = jetstream.StreamConfig{Prefix: "ponens", Partitions: 4, Duplicates: time.Minute, Memory: true}
+var streams = transport.StreamConfig{Prefix: "ponens", Partitions: 4, Duplicates: time.Minute, Memory: true}
 
 // fixture is a gateway over a real publisher and dead-letter sender on an
 // embedded JetStream server.
@@ -33,7 +33,7 @@ type fixture struct {
 func setup(t *testing.T, opts gateway.Options) *fixture {
 	t.Helper()
 	_, _, js := jstest.Start(t)
-	if err := jetstream.Provision(context.Background(), js, streams); err != nil {
+	if err := transport.Provision(context.Background(), js, streams); err != nil {
 		t.Fatal(err)
 	}
 	return serve(t, js, opts)
@@ -41,9 +41,9 @@ func setup(t *testing.T, opts gateway.Options) *fixture {
 
 func serve(t *testing.T, js natsjs.JetStream, opts gateway.Options) *fixture {
 	t.Helper()
-	pub := jetstream.NewPublisher(js, streams.Subjects(), jetstream.PublisherOptions{Retries: -1, Timeout: 2 * time.Second})
+	pub := transport.NewPublisher(js, streams.Subjects(), transport.PublisherOptions{Retries: -1, Timeout: 2 * time.Second})
 	t.Cleanup(func() { pub.Close() })
-	srv := httptest.NewServer(gateway.New(opts, pub, jetstream.NewDeadLetters(js, streams.Subjects())))
+	srv := httptest.NewServer(gateway.New(opts, pub, transport.NewDeadLetters(js, streams.Subjects())))
 	t.Cleanup(srv.Close)
 	return &fixture{url: srv.URL, js: js}
 }

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/ponens/ponens/ingest/gateway"
-	"github.com/ponens/ponens/ingest/jetstream"
-	"github.com/ponens/ponens/ingest/jetstream/jstest"
+	"github.com/ponens/ponens/transport"
+	"github.com/ponens/ponens/transport/jstest"
 )
 
 // serveLimited runs the gateway under NewServer with opts on a loopback
@@ -23,12 +23,12 @@ import (
 func serveLimited(t *testing.T, opts gateway.ServerOptions) string {
 	t.Helper()
 	_, _, js := jstest.Start(t)
-	if err := jetstream.Provision(context.Background(), js, streams); err != nil {
+	if err := transport.Provision(context.Background(), js, streams); err != nil {
 		t.Fatal(err)
 	}
-	pub := jetstream.NewPublisher(js, streams.Subjects(), jetstream.PublisherOptions{})
+	pub := transport.NewPublisher(js, streams.Subjects(), transport.PublisherOptions{})
 	t.Cleanup(func() { pub.Close() })
-	srv := gateway.NewServer(opts, gateway.New(gateway.Options{MaxBodyBytes: opts.MaxBodyBytes}, pub, jetstream.NewDeadLetters(js, streams.Subjects())))
+	srv := gateway.NewServer(opts, gateway.New(gateway.Options{MaxBodyBytes: opts.MaxBodyBytes}, pub, transport.NewDeadLetters(js, streams.Subjects())))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -11,9 +11,9 @@ import (
 	"testing"
 
 	"github.com/ponens/ponens/ingest/gateway"
-	"github.com/ponens/ponens/ingest/jetstream"
-	"github.com/ponens/ponens/ingest/jetstream/jstest"
 	"github.com/ponens/ponens/schema"
+	"github.com/ponens/ponens/transport"
+	"github.com/ponens/ponens/transport/jstest"
 )
 
 // TestStreamFull: at nats.events.max_msgs the EVENTS stream refuses new
@@ -22,12 +22,12 @@ import (
 func TestStreamFull(t *testing.T) {
 	_, _, js := jstest.Start(t)
 	cfg := streams
-	cfg.Events = jetstream.Limits{MaxMsgs: 10}
-	if err := jetstream.Provision(context.Background(), js, cfg); err != nil {
+	cfg.Events = transport.Limits{MaxMsgs: 10}
+	if err := transport.Provision(context.Background(), js, cfg); err != nil {
 		t.Fatal(err)
 	}
 	metrics := gateway.NewMetrics()
-	f := serve(t, js, gateway.Options{Metrics: metrics, Streams: func(ctx context.Context) (any, error) { return jetstream.Usage(ctx, js, 0.8) }})
+	f := serve(t, js, gateway.Options{Metrics: metrics, Streams: func(ctx context.Context) (any, error) { return transport.Usage(ctx, js, 0.8) }})
 	var first, second []string
 	for i := range 10 {
 		first = append(first, ev(fmt.Sprintf("full-%d", i), 1, "run.start", ""))
@@ -39,7 +39,7 @@ func TestStreamFull(t *testing.T) {
 		t.Fatalf("filling: %d %+v", status, res)
 	}
 	status, res, _ := f.post(t, "application/x-ndjson", strings.NewReader(strings.Join(second, "\n")))
-	if status != http.StatusServiceUnavailable || res.Accepted != 0 || !strings.Contains(res.Error, jetstream.ErrStreamFull.Error()) {
+	if status != http.StatusServiceUnavailable || res.Accepted != 0 || !strings.Contains(res.Error, transport.ErrStreamFull.Error()) {
 		t.Errorf("over the limit: %d %+v, want 503 naming the full stream", status, res)
 	}
 	got := f.events(t)
@@ -60,7 +60,7 @@ func TestStreamFull(t *testing.T) {
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(resp.Body)
 	var body struct {
-		Streams []jetstream.StreamUsage `json:"streams"`
+		Streams []transport.StreamUsage `json:"streams"`
 	}
 	if err := json.Unmarshal(data, &body); err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("/v1/streams: %d %s %v", resp.StatusCode, data, err)

@@ -7,7 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/ponens/ponens/ingest/jetstream"
+	"github.com/ponens/ponens/transport"
 )
 
 // Metrics are the gateway's Prometheus metrics, served at GET /metrics:
@@ -50,9 +50,9 @@ func NewMetrics() *Metrics {
 	return m
 }
 
-// ObserveStreams sets the stream gauges from a reading of jetstream.Usage;
-// jetstream.WatchLimits calls it at each reading.
-func (m *Metrics) ObserveStreams(us []jetstream.StreamUsage) {
+// ObserveStreams sets the stream gauges from a reading of transport.Usage;
+// transport.WatchLimits calls it at each reading.
+func (m *Metrics) ObserveStreams(us []transport.StreamUsage) {
 	for _, u := range us {
 		m.msgs.WithLabelValues(u.Stream).Set(float64(u.Msgs))
 		m.bytes.WithLabelValues(u.Stream).Set(float64(u.Bytes))

@@ -20,7 +20,7 @@ import (
 const DefaultMaxBodyBytes = 20 << 20
 
 // Sink stores events, returning one error per event (nil when stored).
-// *jetstream.Publisher is one.
+// *transport.Publisher is one.
 type Sink interface {
 	PublishBatch(ctx context.Context, events []*schema.Event) []error
 }

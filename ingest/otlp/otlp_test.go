@@ -17,12 +17,12 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
-	"github.com/ponens/ponens/ingest/jetstream"
-	"github.com/ponens/ponens/ingest/jetstream/jstest"
 	"github.com/ponens/ponens/ingest/mapping"
 	"github.com/ponens/ponens/monitor"
 	"github.com/ponens/ponens/policy/ruleset"
 	"github.com/ponens/ponens/schema"
+	"github.com/ponens/ponens/transport"
+	"github.com/ponens/ponens/transport/jstest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -151,11 +151,11 @@ func TestExampleRulesVerdicts(t *testing.T) {
 // for another content type, 400 for a body that does not decode.
 func TestReceiver(t *testing.T) {
 	_, _, js := jstest.Start(t)
-	streams := jetstream.StreamConfig{Prefix: "ponens", Partitions: 2}
-	if err := jetstream.Provision(context.Background(), js, streams); err != nil {
+	streams := transport.StreamConfig{Prefix: "ponens", Partitions: 2}
+	if err := transport.Provision(context.Background(), js, streams); err != nil {
 		t.Fatal(err)
 	}
-	pub := jetstream.NewPublisher(js, streams.Subjects(), jetstream.PublisherOptions{Retries: -1, Timeout: 2 * time.Second})
+	pub := transport.NewPublisher(js, streams.Subjects(), transport.PublisherOptions{Retries: -1, Timeout: 2 * time.Second})
 	t.Cleanup(func() { pub.Close() })
 	srv := httptest.NewServer(Handler(NewConverter(mapping.Default(), Options{}), pub, HandlerOptions{MaxBodyBytes: 64 << 10}))
 	t.Cleanup(srv.Close)

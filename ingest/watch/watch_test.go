@@ -12,17 +12,17 @@ import (
 	"time"
 
 	"github.com/ponens/ponens/ingest/claudecode"
-	"github.com/ponens/ponens/ingest/jetstream"
-	"github.com/ponens/ponens/ingest/jetstream/jstest"
 	"github.com/ponens/ponens/ingest/mapping"
 	"github.com/ponens/ponens/schema"
+	"github.com/ponens/ponens/transport"
+	"github.com/ponens/ponens/transport/jstest"
 )
 
 // recorder publishes to JetStream and remembers every event it was asked
 // to publish, so that the test sees a second publish even though the
 // stream would drop it as a duplicate.
 type recorder struct {
-	pub *jetstream.Publisher
+	pub *transport.Publisher
 	mu  sync.Mutex
 	got []uint64
 }
@@ -69,11 +69,11 @@ func checkFor(t *testing.T, d time.Duration, cond func() bool) {
 // written half at a time).
 func TestLiveTranscriptAcrossRestart(t *testing.T) {
 	_, _, js := jstest.Start(t)
-	streams := jetstream.StreamConfig{Prefix: "ponens", Partitions: 1}
-	if err := jetstream.Provision(context.Background(), js, streams); err != nil {
+	streams := transport.StreamConfig{Prefix: "ponens", Partitions: 1}
+	if err := transport.Provision(context.Background(), js, streams); err != nil {
 		t.Fatal(err)
 	}
-	pub := jetstream.NewPublisher(js, streams.Subjects(), jetstream.PublisherOptions{Retries: -1, Timeout: 2 * time.Second})
+	pub := transport.NewPublisher(js, streams.Subjects(), transport.PublisherOptions{Retries: -1, Timeout: 2 * time.Second})
 	t.Cleanup(func() { pub.Close() })
 	rec := &recorder{pub: pub}
 

@@ -13,10 +13,11 @@ import (
 	"github.com/nats-io/nats.go"
 	natsjs "github.com/nats-io/nats.go/jetstream"
 
-	"github.com/ponens/ponens/ingest/jetstream"
-	"github.com/ponens/ponens/ingest/jetstream/jstest"
+	"github.com/ponens/ponens/monitor/remote"
 	"github.com/ponens/ponens/query/alert"
 	"github.com/ponens/ponens/schema"
+	"github.com/ponens/ponens/transport"
+	"github.com/ponens/ponens/transport/jstest"
 )
 
 // securePipeline is the pipeline on a server that requires TLS with client
@@ -25,29 +26,29 @@ import (
 type securePipeline struct {
 	s     *jstest.Secure
 	admin natsjs.JetStream
-	conns map[jetstream.Role]*nats.Conn
-	jss   map[jetstream.Role]natsjs.JetStream
-	errs  map[jetstream.Role]<-chan error
+	conns map[transport.Role]*nats.Conn
+	jss   map[transport.Role]natsjs.JetStream
+	errs  map[transport.Role]<-chan error
 }
 
 func startSecurePipeline(t *testing.T) *securePipeline {
 	t.Helper()
-	p := &securePipeline{s: jstest.StartSecure(t, subjects), conns: map[jetstream.Role]*nats.Conn{},
-		jss: map[jetstream.Role]natsjs.JetStream{}, errs: map[jetstream.Role]<-chan error{}}
-	for _, r := range jetstream.Roles {
+	p := &securePipeline{s: jstest.StartSecure(t, subjects), conns: map[transport.Role]*nats.Conn{},
+		jss: map[transport.Role]natsjs.JetStream{}, errs: map[transport.Role]<-chan error{}}
+	for _, r := range transport.Roles {
 		p.conns[r], p.jss[r], p.errs[r] = p.s.Connect(t, r)
 	}
-	p.admin = p.jss[jetstream.RoleAdmin]
-	cfg := jetstream.StreamConfig{Prefix: subjects.Prefix, Partitions: testPartitions, Duplicates: 10 * time.Minute}
-	if err := jetstream.Provision(context.Background(), p.admin, cfg); err != nil {
+	p.admin = p.jss[transport.RoleAdmin]
+	cfg := transport.StreamConfig{Prefix: subjects.Prefix, Partitions: testPartitions, Duplicates: 10 * time.Minute}
+	if err := transport.Provision(context.Background(), p.admin, cfg); err != nil {
 		t.Fatal(err)
 	}
-	w, cancel, done := startWorker(t, p.conns[jetstream.RoleWorker], p.jss[jetstream.RoleWorker], "w", rules(t), func(w *Worker) { w.opts.IdleAfter = time.Minute })
+	w, cancel, done := startWorker(t, p.conns[transport.RoleWorker], p.jss[transport.RoleWorker], "w", rules(t), func(w *Worker) { w.opts.IdleAfter = time.Minute })
 	t.Cleanup(func() { cancel(); <-done })
 	ctx, stopAlerts := context.WithCancel(context.Background())
 	alerted := make(chan error, 1)
 	go func() {
-		alerted <- alert.New(p.conns[jetstream.RoleAlert], p.jss[jetstream.RoleAlert], subjects, "ponens-alerts").Run(ctx)
+		alerted <- alert.New(p.conns[transport.RoleAlert], p.jss[transport.RoleAlert], subjects, "ponens-alerts").Run(ctx)
 	}()
 	t.Cleanup(func() {
 		stopAlerts()
@@ -62,7 +63,7 @@ func startSecurePipeline(t *testing.T) *securePipeline {
 // refused waits for the server to report to a client of role a permission
 // violation of what ("Publish to \"subject\"" or "Subscription to
 // \"subject\"").
-func (p *securePipeline) refused(t *testing.T, role jetstream.Role, what string) {
+func (p *securePipeline) refused(t *testing.T, role transport.Role, what string) {
 	t.Helper()
 	deadline := time.After(10 * time.Second)
 	for {
@@ -78,10 +79,10 @@ func (p *securePipeline) refused(t *testing.T, role jetstream.Role, what string)
 }
 
 // others is every role but the given ones.
-func others(allowed ...jetstream.Role) []jetstream.Role {
-	var out []jetstream.Role
-	for _, r := range jetstream.Roles {
-		if r != jetstream.RoleAdmin && !slices.Contains(allowed, r) {
+func others(allowed ...transport.Role) []transport.Role {
+	var out []transport.Role
+	for _, r := range transport.Roles {
+		if r != transport.RoleAdmin && !slices.Contains(allowed, r) {
 			out = append(out, r)
 		}
 	}
@@ -100,7 +101,7 @@ func envWrite(id int64) *schema.Action {
 // publish, judge, alert and decide.
 func TestForgeriesRefused(t *testing.T) {
 	p := startSecurePipeline(t)
-	sinkConn := p.conns[jetstream.RoleSink]
+	sinkConn := p.conns[transport.RoleSink]
 	var alerts atomic.Int64
 	var forgedAlerts atomic.Int64
 	asub, err := sinkConn.Subscribe(subjects.Prefix+".alerts.>", func(m *nats.Msg) {
@@ -120,7 +121,7 @@ func TestForgeriesRefused(t *testing.T) {
 	}
 
 	// The real agent's run: a commit without tests, a violation.
-	pub := jetstream.NewPublisher(p.jss[jetstream.RoleAgent], subjects, jetstream.PublisherOptions{})
+	pub := transport.NewPublisher(p.jss[transport.RoleAgent], subjects, transport.PublisherOptions{})
 	for i, err := range pub.PublishBatch(context.Background(), []*schema.Event{
 		runEvent("real", 1, schema.TypeRunStart, nil),
 		runEvent("real", 2, schema.TypeAction, &schema.Action{ID: 1, Type: "GitCommit"}),
@@ -145,7 +146,7 @@ func TestForgeriesRefused(t *testing.T) {
 		subject := subjects.Prefix + ".verdicts.3.victim-run"
 		v := schema.VerdictEvent{RunID: "victim-run", Seq: 9, Status: "violated", Rule: schema.RuleRef{ID: "tests_before_commit"}}
 		data, _ := json.Marshal(v)
-		for _, r := range others(jetstream.RoleWorker) {
+		for _, r := range others(transport.RoleWorker) {
 			msg := nats.NewMsg(subject)
 			msg.Data = data
 			msg.Header.Set(natsjs.MsgIDHeader, "victim-run:tests_before_commit:9:"+string(r))
@@ -160,7 +161,7 @@ func TestForgeriesRefused(t *testing.T) {
 	})
 	t.Run("alert", func(t *testing.T) {
 		subject := subjects.Alert("tests_before_commit")
-		for _, r := range others(jetstream.RoleAlert) {
+		for _, r := range others(transport.RoleAlert) {
 			if err := p.conns[r].Publish(subject, []byte(`{"verdict":{"runId":"never-was","status":"violated"}}`)); err != nil {
 				t.Fatal(err)
 			}
@@ -168,7 +169,7 @@ func TestForgeriesRefused(t *testing.T) {
 		}
 	})
 	t.Run("decide", func(t *testing.T) {
-		for _, r := range others(jetstream.RoleWorker) {
+		for _, r := range others(transport.RoleWorker) {
 			sub, err := p.conns[r].Subscribe(subjects.Prefix+".decide.>", func(m *nats.Msg) { _ = m.Respond([]byte(`{"decision":"allow"}`)) })
 			if err != nil {
 				t.Fatal(err)
@@ -177,15 +178,15 @@ func TestForgeriesRefused(t *testing.T) {
 			p.refused(t, r, `subscription to "`+subjects.Prefix+`.decide.>"`)
 		}
 		// A forged answer straight to the agents' inbox is refused too.
-		for _, r := range others(jetstream.RoleWorker, jetstream.RoleAgent) {
-			if err := p.conns[r].Publish(jetstream.InboxPrefix(jetstream.RoleAgent)+".x", []byte(`{"decision":"allow"}`)); err != nil {
+		for _, r := range others(transport.RoleWorker, transport.RoleAgent) {
+			if err := p.conns[r].Publish(transport.InboxPrefix(transport.RoleAgent)+".x", []byte(`{"decision":"allow"}`)); err != nil {
 				t.Fatal(err)
 			}
-			p.refused(t, r, `publish to "`+jetstream.InboxPrefix(jetstream.RoleAgent)+`.x"`)
+			p.refused(t, r, `publish to "`+transport.InboxPrefix(transport.RoleAgent)+`.x"`)
 		}
 		for i := range 6 {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			d, err := jetstream.Decide(ctx, p.conns[jetstream.RoleAgent], subjects, "real", envWrite(int64(10+i)))
+			d, err := remote.Decide(ctx, p.conns[transport.RoleAgent], subjects, "real", envWrite(int64(10+i)))
 			cancel()
 			if err != nil || d.Decision != "deny" {
 				t.Fatalf("decision %d on a .env write: %+v, %v (not the real worker's deny)", i, d, err)
@@ -223,8 +224,8 @@ func TestForgeriesRefused(t *testing.T) {
 	})
 	t.Run("inboxes", func(t *testing.T) {
 		for _, r := range others() {
-			for _, snoop := range []string{"_INBOX.>", jetstream.InboxPrefix(jetstream.RoleAgent) + ".>"} {
-				if r == jetstream.RoleAgent && strings.HasPrefix(snoop, jetstream.InboxPrefix(r)) {
+			for _, snoop := range []string{"_INBOX.>", transport.InboxPrefix(transport.RoleAgent) + ".>"} {
+				if r == transport.RoleAgent && strings.HasPrefix(snoop, transport.InboxPrefix(r)) {
 					continue // its own
 				}
 				sub, err := p.conns[r].Subscribe(snoop, func(*nats.Msg) {})

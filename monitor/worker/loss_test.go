@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ponens/ponens/ingest/jetstream"
-	"github.com/ponens/ponens/ingest/jetstream/jstest"
 	"github.com/ponens/ponens/policy/ruleset"
 	"github.com/ponens/ponens/schema"
+	"github.com/ponens/ponens/transport"
+	"github.com/ponens/ponens/transport/jstest"
 )
 
 // TestIdleEndVerdictSurvivesDedup: a run that ends by idling out gets its
@@ -89,8 +89,8 @@ func TestConflictingDuplicateDeadLettered(t *testing.T) {
 // part of its history.
 func TestExpiredHistoryNotJudged(t *testing.T) {
 	_, nc, js := jstest.Start(t)
-	cfg := jetstream.StreamConfig{Prefix: subjects.Prefix, Partitions: testPartitions, Duplicates: 500 * time.Millisecond, MaxAge: time.Second}
-	if err := jetstream.Provision(context.Background(), js, cfg); err != nil {
+	cfg := transport.StreamConfig{Prefix: subjects.Prefix, Partitions: testPartitions, Duplicates: 500 * time.Millisecond, MaxAge: time.Second}
+	if err := transport.Provision(context.Background(), js, cfg); err != nil {
 		t.Fatal(err)
 	}
 	set := rules(t)

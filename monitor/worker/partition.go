@@ -17,8 +17,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	segjson "github.com/segmentio/encoding/json"
 
-	ingest "github.com/ponens/ponens/ingest/jetstream"
 	"github.com/ponens/ponens/monitor"
+	"github.com/ponens/ponens/monitor/remote"
 	"github.com/ponens/ponens/schema"
 )
 
@@ -143,7 +143,7 @@ type decideReq struct {
 
 // refusal is the answer to a decision request about a run that no step
 // can follow (it has ended) or that the partition does not know, with the
-// code jetstream.Decide turns into its sentinel error.
+// code remote.Decide turns into its sentinel error.
 type refusal struct {
 	Error string `json:"error"`
 	Code  string `json:"code"`
@@ -151,7 +151,7 @@ type refusal struct {
 
 // retryLater is the answer to a decision request the partition cannot
 // judge now (it is moving, busy, or still rebuilding its runs): the client
-// asks again (jetstream.Decide does, until its context ends).
+// asks again (remote.Decide does, until its context ends).
 type retryLater struct {
 	Error string `json:"error"`
 	Retry bool   `json:"retry"`
@@ -858,10 +858,10 @@ func (p *partition) answer(req decideReq) any {
 		if how == "" {
 			msg = fmt.Sprintf("run %q: the run has ended: no step can follow", req.runID)
 		}
-		return refusal{msg, ingest.DecideRunEnded}
+		return refusal{msg, remote.DecideRunEnded}
 	}
 	if !req.newRun {
-		return refusal{fmt.Sprintf("run %q is unknown: no event of it has been processed (ask as a new run to judge it from an empty history)", req.runID), ingest.DecideRunUnknown}
+		return refusal{fmt.Sprintf("run %q is unknown: no event of it has been processed (ask as a new run to judge it from an empty history)", req.runID), remote.DecideRunUnknown}
 	}
 	return p.eng.NewRun(req.runID).Decide(req.action)
 }

@@ -17,10 +17,10 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	ingest "github.com/ponens/ponens/ingest/jetstream"
 	"github.com/ponens/ponens/monitor"
 	"github.com/ponens/ponens/policy/ruleset"
 	"github.com/ponens/ponens/schema"
+	"github.com/ponens/ponens/transport"
 )
 
 // Options configure a worker. Zero durations and sizes take the defaults of
@@ -177,7 +177,7 @@ func (w *Worker) Owned() []int {
 // When ctx ends it checkpoints and releases every partition.
 //
 // At start it makes its buckets and writes the rule manifest. While NATS
-// cannot answer (ingest.Unavailable: a request timing out, a cluster still
+// cannot answer (transport.Unavailable: a request timing out, a cluster still
 // electing its leaders) it logs, waits and tries again, for as long as ctx
 // lasts; a Reload meanwhile replaces the rules it will start with. Any
 // other start error is returned: the stream partitioned otherwise than
@@ -195,10 +195,10 @@ func (w *Worker) Run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return nil
 		}
-		if !ingest.Unavailable(err) {
+		if !transport.Unavailable(err) {
 			return err
 		}
-		if refused := ingest.Refusal(w.nc, err); refused != nil {
+		if refused := transport.Refusal(w.nc, err); refused != nil {
 			return fmt.Errorf("worker: %w", refused)
 		}
 		w.opts.Logger.Warn("worker: NATS is not available yet; trying again", "worker", w.opts.ID, "in", wait, "err", err)
@@ -397,7 +397,7 @@ func (w *Worker) logChanges(changes []RuleChange) {
 // start checks the stream's partitions, opens the key-value buckets and
 // brings the rule manifest up to date.
 func (w *Worker) start(ctx context.Context) error {
-	if err := ingest.CheckPartitions(ctx, w.js, w.opts.Subjects); err != nil {
+	if err := transport.CheckPartitions(ctx, w.js, w.opts.Subjects); err != nil {
 		return fmt.Errorf("worker: %w", err)
 	}
 	if err := w.buckets(ctx); err != nil {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/ponens/ponens/ingest/jetstream/jstest"
+	"github.com/ponens/ponens/transport/jstest"
 )
 
 // ReadBatch returns at most BatchRows messages, in stream order, and an

@@ -1,8 +1,13 @@
-// Package jetstream is ponens's NATS JetStream side of ingest: the streams
-// (Provision), an in-process server for `ponens serve` and tests
-// (StartEmbedded), the Go publishing client agents use (Publisher), the
-// dead-letter path (DeadLetters), and who may do what on NATS (Role,
-// Permissions, ClientAuth, EnsureCredentials). Subject and stream names all come from
+// Package transport is the NATS JetStream plumbing every stage of ponens
+// shares — ingest, the monitor workers, the alert stage, the sinks and the
+// query side: the streams (Provision), an in-process server for `ponens
+// serve` and tests (StartEmbedded), the Go publishing client agents use
+// (Publisher), the dead-letter path (DeadLetters), stream usage (Usage,
+// WatchLimits), and who may do what on NATS (Role, Permissions,
+// ClientAuth, EnsureCredentials). It depends on schema only, so data flows
+// one way through the stages that use it; transport/source is the batching
+// stream reader every consumer of a stream uses, and monitor/remote asks a
+// worker for a decision over it. Subject and stream names all come from
 // schema.Subjects, the contract the monitor workers read by.
 //
 // # Streams
@@ -56,4 +61,4 @@
 //
 // A retried event may be stored after events of its run that were published
 // later; workers order a run's events by seq, not by stream position.
-package jetstream
+package transport

@@ -1,4 +1,4 @@
-package jetstream_test
+package remote_test
 
 import (
 	"context"
@@ -9,9 +9,9 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
-	"github.com/ponens/ponens/ingest/jetstream"
-	"github.com/ponens/ponens/ingest/jetstream/jstest"
+	"github.com/ponens/ponens/monitor/remote"
 	"github.com/ponens/ponens/schema"
+	"github.com/ponens/ponens/transport/jstest"
 )
 
 // TestDecideRefusesAnswersWithoutDecision: an answer that is neither a
@@ -31,7 +31,7 @@ func TestDecideRefusesAnswersWithoutDecision(t *testing.T) {
 			t.Fatal(err)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		d, err := jetstream.Decide(ctx, nc, subjects, "r", &schema.Action{ID: 1, Type: "ReadFile"})
+		d, err := remote.Decide(ctx, nc, subjects, "r", &schema.Action{ID: 1, Type: "ReadFile"})
 		cancel()
 		_ = sub.Unsubscribe()
 		if err == nil || !strings.Contains(err.Error(), "neither a decision") {
@@ -43,7 +43,7 @@ func TestDecideRefusesAnswersWithoutDecision(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sub.Unsubscribe()
-	if d, err := jetstream.Decide(context.Background(), nc, subjects, "r", &schema.Action{ID: 1, Type: "ReadFile"}); err != nil || d.Decision != "deny" {
+	if d, err := remote.Decide(context.Background(), nc, subjects, "r", &schema.Action{ID: 1, Type: "ReadFile"}); err != nil || d.Decision != "deny" {
 		t.Fatalf("a decision: %+v, %v", d, err)
 	}
 }

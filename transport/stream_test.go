@@ -1,4 +1,4 @@
-package jetstream_test
+package transport_test
 
 import (
 	"context"
@@ -10,14 +10,14 @@ import (
 
 	natsjs "github.com/nats-io/nats.go/jetstream"
 
-	"github.com/ponens/ponens/ingest/jetstream"
-	"github.com/ponens/ponens/ingest/jetstream/jstest"
 	"github.com/ponens/ponens/schema"
+	"github.com/ponens/ponens/transport"
+	"github.com/ponens/ponens/transport/jstest"
 )
 
 func TestProvision(t *testing.T) {
 	_, _, js := jstest.Start(t)
-	cfg := jetstream.StreamConfig{Prefix: "acme.ponens", Partitions: 8, Duplicates: 10 * time.Minute, VerdictDuplicates: time.Hour, MaxAge: 168 * time.Hour}
+	cfg := transport.StreamConfig{Prefix: "acme.ponens", Partitions: 8, Duplicates: 10 * time.Minute, VerdictDuplicates: time.Hour, MaxAge: 168 * time.Hour}
 	for range 2 { // idempotent
 		provision(t, js, cfg)
 	}
@@ -56,12 +56,12 @@ func TestProvision(t *testing.T) {
 		t.Errorf("duplicate window after update: %s", d)
 	}
 	cfg.Partitions = 16
-	err := jetstream.Provision(context.Background(), js, cfg)
-	if !errors.Is(err, jetstream.ErrPartitionChange) || !strings.Contains(err.Error(), "has 8 partitions, the configuration asks for 16") {
+	err := transport.Provision(context.Background(), js, cfg)
+	if !errors.Is(err, transport.ErrPartitionChange) || !strings.Contains(err.Error(), "has 8 partitions, the configuration asks for 16") {
 		t.Errorf("partition change: %v", err)
 	}
 	cfg.Partitions = 0
-	if err := jetstream.Provision(context.Background(), js, cfg); err == nil {
+	if err := transport.Provision(context.Background(), js, cfg); err == nil {
 		t.Error("0 partitions accepted")
 	}
 }
@@ -69,7 +69,7 @@ func TestProvision(t *testing.T) {
 func TestDeadLetters(t *testing.T) {
 	_, nc, js := jstest.Start(t)
 	provision(t, js, testStreams)
-	dlq := jetstream.NewDeadLetters(js, testStreams.Subjects())
+	dlq := transport.NewDeadLetters(js, testStreams.Subjects())
 	cause := &schema.FieldError{Field: "type", Err: schema.ErrUnknownType, Got: `"nope"`}
 	if err := dlq.Send(ctxT(t), schema.ReasonUnknownType, schema.SourceGateway, cause, []byte(`{"type":"nope"}`)); err != nil {
 		t.Fatal(err)
@@ -100,10 +100,10 @@ func TestDeadLetters(t *testing.T) {
 }
 
 func TestStartEmbeddedErrors(t *testing.T) {
-	if _, err := jetstream.StartEmbedded(jetstream.EmbeddedOptions{}); err == nil {
+	if _, err := transport.StartEmbedded(transport.EmbeddedOptions{}); err == nil {
 		t.Error("no store directory accepted")
 	}
-	if _, err := jetstream.StartEmbedded(jetstream.EmbeddedOptions{StoreDir: t.TempDir(), Listen: "127.0.0.1:x"}); err == nil {
+	if _, err := transport.StartEmbedded(transport.EmbeddedOptions{StoreDir: t.TempDir(), Listen: "127.0.0.1:x"}); err == nil {
 		t.Error("bad port accepted")
 	}
 	taken, err := net.Listen("tcp", "127.0.0.1:0")
@@ -112,7 +112,7 @@ func TestStartEmbeddedErrors(t *testing.T) {
 	}
 	defer taken.Close()
 	start := time.Now()
-	_, err = jetstream.StartEmbedded(jetstream.EmbeddedOptions{StoreDir: t.TempDir(), Listen: taken.Addr().String(), ReadyTimeout: time.Minute})
+	_, err = transport.StartEmbedded(transport.EmbeddedOptions{StoreDir: t.TempDir(), Listen: taken.Addr().String(), ReadyTimeout: time.Minute})
 	if err == nil || !strings.Contains(err.Error(), "address already in use") || time.Since(start) > 30*time.Second {
 		t.Errorf("port in use: %v after %s", err, time.Since(start))
 	}
@@ -125,9 +125,9 @@ func TestStartEmbeddedErrors(t *testing.T) {
 func TestDeadLetterIDs(t *testing.T) {
 	_, _, js := jstest.Start(t)
 	cfg := testStreams
-	cfg.DeadLetters = jetstream.Limits{MaxBytes: 1 << 20, MaxAge: time.Hour}
+	cfg.DeadLetters = transport.Limits{MaxBytes: 1 << 20, MaxAge: time.Hour}
 	provision(t, js, cfg)
-	dlq := jetstream.NewDeadLetters(js, cfg.Subjects())
+	dlq := transport.NewDeadLetters(js, cfg.Subjects())
 	const afterText = "run r: seq 9 after the run ended"
 	after := errors.New(afterText)
 	for _, d := range []struct {
@@ -143,9 +143,9 @@ func TestDeadLetterIDs(t *testing.T) {
 		got = append(got, m.Headers().Get(natsjs.MsgIDHeader)+" "+string(m.Data()))
 	}
 	want := []string{
-		jetstream.DeadLetterID(schema.ReasonAfterEnd, afterText, []byte(`{"seq":9}`)) + ` {"seq":9}`,
-		jetstream.DeadLetterID(schema.ReasonSeqRepeat, afterText, []byte(`{"seq":9}`)) + ` {"seq":9}`,
-		jetstream.DeadLetterID(schema.ReasonAfterEnd, afterText, []byte(`{"seq":10}`)) + ` {"seq":10}`,
+		transport.DeadLetterID(schema.ReasonAfterEnd, afterText, []byte(`{"seq":9}`)) + ` {"seq":9}`,
+		transport.DeadLetterID(schema.ReasonSeqRepeat, afterText, []byte(`{"seq":9}`)) + ` {"seq":9}`,
+		transport.DeadLetterID(schema.ReasonAfterEnd, afterText, []byte(`{"seq":10}`)) + ` {"seq":10}`,
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("dead letters\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

@@ -1,4 +1,4 @@
-package jetstream_test
+package transport_test
 
 import (
 	"bytes"
@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ponens/ponens/ingest/jetstream"
-	"github.com/ponens/ponens/ingest/jetstream/jstest"
 	"github.com/ponens/ponens/schema"
+	"github.com/ponens/ponens/transport"
+	"github.com/ponens/ponens/transport/jstest"
 )
 
 // syncBuf is a bytes.Buffer safe for a logger and a test at once.
@@ -40,9 +40,9 @@ func (s *syncBuf) String() string {
 func TestLimitAlarm(t *testing.T) {
 	_, _, js := jstest.Start(t)
 	cfg := testStreams
-	cfg.Events = jetstream.Limits{MaxMsgs: 10}
+	cfg.Events = transport.Limits{MaxMsgs: 10}
 	provision(t, js, cfg)
-	p := jetstream.NewPublisher(js, cfg.Subjects(), jetstream.PublisherOptions{})
+	p := transport.NewPublisher(js, cfg.Subjects(), transport.PublisherOptions{})
 	for seq := uint64(1); seq <= 8; seq++ {
 		if err := p.Publish(ctxT(t), event("alarm", seq)); err != nil {
 			t.Fatal(err)
@@ -54,10 +54,10 @@ func TestLimitAlarm(t *testing.T) {
 	var log syncBuf
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	var observed atomic.Pointer[[]jetstream.StreamUsage]
+	var observed atomic.Pointer[[]transport.StreamUsage]
 	go func() {
-		done <- jetstream.WatchLimits(ctx, js, 0.8, 10*time.Millisecond, slog.New(slog.NewTextHandler(&log, nil)),
-			func(us []jetstream.StreamUsage) { observed.Store(&us) })
+		done <- transport.WatchLimits(ctx, js, 0.8, 10*time.Millisecond, slog.New(slog.NewTextHandler(&log, nil)),
+			func(us []transport.StreamUsage) { observed.Store(&us) })
 	}()
 	waitFor(t, "the alarm", func() bool { return strings.Contains(log.String(), "stream near its limit") })
 	time.Sleep(50 * time.Millisecond) // more checks: still one warning
@@ -72,7 +72,7 @@ func TestLimitAlarm(t *testing.T) {
 		t.Errorf("readings handed to observe: %+v, want the three streams with EVENTS in alarm", us)
 	}
 	errs := p.PublishBatch(ctxT(t), []*schema.Event{event("alarm", 9), event("alarm", 10), event("alarm", 11)})
-	if errs[0] != nil || errs[1] != nil || !errors.Is(errs[2], jetstream.ErrStreamFull) {
+	if errs[0] != nil || errs[1] != nil || !errors.Is(errs[2], transport.ErrStreamFull) {
 		t.Errorf("at the bound: %v", errs)
 	}
 	if n := streamMsgs(t, js, "EVENTS"); n != 10 {

@@ -17,7 +17,7 @@ import (
 	"github.com/nats-io/nats.go"
 	natsjs "github.com/nats-io/nats.go/jetstream"
 
-	"github.com/ponens/ponens/ingest/jetstream"
+	"github.com/ponens/ponens/transport"
 )
 
 // ReadyTimeout bounds the wait for a server or a cluster to be ready.
@@ -28,7 +28,7 @@ const ReadyTimeout = 30 * time.Second
 // JetStream context on it. All three are closed when the test ends.
 func Start(t testing.TB) (*server.Server, *nats.Conn, natsjs.JetStream) {
 	t.Helper()
-	s, err := jetstream.StartEmbedded(jetstream.EmbeddedOptions{StoreDir: t.TempDir(), Listen: "127.0.0.1:-1"})
+	s, err := transport.StartEmbedded(transport.EmbeddedOptions{StoreDir: t.TempDir(), Listen: "127.0.0.1:-1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func Connect(t testing.TB, url string) (*nats.Conn, natsjs.JetStream) {
 type Nodes struct {
 	t       testing.TB
 	Servers []*server.Server // nil for a stopped node
-	opts    []jetstream.EmbeddedOptions
+	opts    []transport.EmbeddedOptions
 }
 
 // Cluster starts n clustered JetStream servers on loopback ports, each
@@ -94,13 +94,13 @@ func Cluster(t testing.TB, n int) *Nodes {
 	for i := range n {
 		routes[i] = fmt.Sprintf("nats-route://127.0.0.1:%d", ports[n+i])
 	}
-	c := &Nodes{t: t, Servers: make([]*server.Server, n), opts: make([]jetstream.EmbeddedOptions, n)}
+	c := &Nodes{t: t, Servers: make([]*server.Server, n), opts: make([]transport.EmbeddedOptions, n)}
 	for i := range n {
-		c.opts[i] = jetstream.EmbeddedOptions{
+		c.opts[i] = transport.EmbeddedOptions{
 			Name:     fmt.Sprintf("n%d", i+1),
 			Listen:   fmt.Sprintf("127.0.0.1:%d", ports[i]),
 			StoreDir: t.TempDir(),
-			Cluster: &jetstream.ClusterOptions{
+			Cluster: &transport.ClusterOptions{
 				Name:   "ponens-test",
 				Listen: fmt.Sprintf("127.0.0.1:%d", ports[n+i]),
 				Routes: routes,
@@ -150,7 +150,7 @@ func (c *Nodes) Restart(i int) {
 	if c.Servers[i] != nil {
 		return
 	}
-	s, err := jetstream.StartEmbedded(c.opts[i])
+	s, err := transport.StartEmbedded(c.opts[i])
 	if err != nil {
 		c.t.Fatalf("node %d: %v", i, err)
 	}
@@ -169,7 +169,7 @@ func (c *Nodes) WaitForLeader() {
 			running = append(running, s)
 		}
 	}
-	if err := jetstream.WaitForMetaLeader(ctx, running...); err != nil {
+	if err := transport.WaitForMetaLeader(ctx, running...); err != nil {
 		c.t.Fatal(err)
 	}
 }

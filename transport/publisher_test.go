@@ -1,4 +1,4 @@
-package jetstream_test
+package transport_test
 
 import (
 	"context"
@@ -12,9 +12,9 @@ import (
 
 	natsjs "github.com/nats-io/nats.go/jetstream"
 
-	"github.com/ponens/ponens/ingest/jetstream"
-	"github.com/ponens/ponens/ingest/jetstream/jstest"
 	"github.com/ponens/ponens/schema"
+	"github.com/ponens/ponens/transport"
+	"github.com/ponens/ponens/transport/jstest"
 )
 
 // TestPartitions publishes three events of each of many runs, some of
@@ -24,11 +24,11 @@ import (
 func TestPartitions(t *testing.T) {
 	for _, parts := range []int{16, 7} {
 		t.Run(strconv.Itoa(parts), func(t *testing.T) {
-			cfg := jetstream.StreamConfig{Prefix: "p" + strconv.Itoa(parts), Partitions: parts, Memory: true}
+			cfg := transport.StreamConfig{Prefix: "p" + strconv.Itoa(parts), Partitions: parts, Memory: true}
 			_, _, js := jstest.Start(t) // stream names are not prefixed: a server each
 			provision(t, js, cfg)
 			subj := cfg.Subjects()
-			p := jetstream.NewPublisher(js, subj, jetstream.PublisherOptions{})
+			p := transport.NewPublisher(js, subj, transport.PublisherOptions{})
 			runs := runIDs(300)
 			for _, run := range runs {
 				for seq := uint64(1); seq <= 3; seq++ {
@@ -74,7 +74,7 @@ func subjectsOf(counts map[string]uint64, token string) []string {
 func TestPublishTwiceStoresOnce(t *testing.T) {
 	_, _, js := jstest.Start(t)
 	provision(t, js, testStreams)
-	p := jetstream.NewPublisher(js, testStreams.Subjects(), jetstream.PublisherOptions{})
+	p := transport.NewPublisher(js, testStreams.Subjects(), transport.PublisherOptions{})
 	defer p.Close()
 	for range 2 {
 		if err := p.Publish(ctxT(t), event("run a", 1)); err != nil {
@@ -104,12 +104,12 @@ func TestRetryAfterLostAck(t *testing.T) {
 	_, _, js := jstest.Start(t)
 	provision(t, js, testStreams)
 	lossy := newGatedJS(js, true, true)
-	opts := jetstream.PublisherOptions{Timeout: 100 * time.Millisecond, RetryWait: time.Millisecond, MaxInFlight: 64}
-	p := jetstream.NewPublisher(lossy, testStreams.Subjects(), opts)
-	q := jetstream.NewPublisher(js, testStreams.Subjects(), opts)
+	opts := transport.PublisherOptions{Timeout: 100 * time.Millisecond, RetryWait: time.Millisecond, MaxInFlight: 64}
+	p := transport.NewPublisher(lossy, testStreams.Subjects(), opts)
+	q := transport.NewPublisher(js, testStreams.Subjects(), opts)
 	const n = 50
 	var wg sync.WaitGroup
-	for _, pub := range []*jetstream.Publisher{p, q} {
+	for _, pub := range []*transport.Publisher{p, q} {
 		wg.Go(func() {
 			for i := range n {
 				if err := pub.Publish(ctxT(t), event(fmt.Sprintf("run-%d", i%5), uint64(i/5+1))); err != nil {
@@ -136,7 +136,7 @@ func TestRetryAfterLostAck(t *testing.T) {
 // event is stored exactly once.
 func TestRestart(t *testing.T) {
 	dir := t.TempDir()
-	s, err := jetstream.StartEmbedded(jetstream.EmbeddedOptions{StoreDir: dir})
+	s, err := transport.StartEmbedded(transport.EmbeddedOptions{StoreDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestRestart(t *testing.T) {
 	})
 	_, js := jstest.Connect(t, s.ClientURL())
 	provision(t, js, testStreams)
-	p := jetstream.NewPublisher(js, testStreams.Subjects(), jetstream.PublisherOptions{Timeout: time.Second, Retries: 20, RetryWait: 20 * time.Millisecond})
+	p := transport.NewPublisher(js, testStreams.Subjects(), transport.PublisherOptions{Timeout: time.Second, Retries: 20, RetryWait: 20 * time.Millisecond})
 
 	const runs, perRun = 20, 150
 	published := make(chan error, 1)
@@ -165,7 +165,7 @@ func TestRestart(t *testing.T) {
 	waitFor(t, "some events stored", func() bool { return p.Stats().Stored >= runs*perRun/4 })
 	s.Shutdown()
 	s.WaitForShutdown()
-	s, err = jetstream.StartEmbedded(jetstream.EmbeddedOptions{StoreDir: dir, Listen: listen})
+	s, err = transport.StartEmbedded(transport.EmbeddedOptions{StoreDir: dir, Listen: listen})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +191,7 @@ func TestBoundedInFlight(t *testing.T) {
 	_, _, js := jstest.Start(t)
 	provision(t, js, testStreams)
 	gated := newGatedJS(js, false, false)
-	p := jetstream.NewPublisher(gated, testStreams.Subjects(), jetstream.PublisherOptions{MaxInFlight: 4, Timeout: 10 * time.Second})
+	p := transport.NewPublisher(gated, testStreams.Subjects(), transport.PublisherOptions{MaxInFlight: 4, Timeout: 10 * time.Second})
 	done := make(chan error, 1)
 	go func() {
 		for seq := uint64(1); seq <= 10; seq++ {
@@ -230,7 +230,7 @@ func TestBoundedInFlight(t *testing.T) {
 	if err := p.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Publish(ctxT(t), event("run-a", 11)); !errors.Is(err, jetstream.ErrClosed) {
+	if err := p.Publish(ctxT(t), event("run-a", 11)); !errors.Is(err, transport.ErrClosed) {
 		t.Errorf("Publish after Close = %v", err)
 	}
 }
@@ -245,7 +245,7 @@ func TestFlushErrors(t *testing.T) {
 	if _, err := js.CreateStream(ctxT(t), natsjs.StreamConfig{Name: "OTHER", Subjects: []string{subj.EventsIn()}, Storage: natsjs.MemoryStorage}); err != nil {
 		t.Fatal(err)
 	}
-	p := jetstream.NewPublisher(js, subj, jetstream.PublisherOptions{Retries: 2, RetryWait: time.Millisecond})
+	p := transport.NewPublisher(js, subj, transport.PublisherOptions{Retries: 2, RetryWait: time.Millisecond})
 	defer p.Close()
 	for seq := uint64(1); seq <= 3; seq++ {
 		if err := p.Publish(ctxT(t), event("run-a", seq)); err != nil {
@@ -253,7 +253,7 @@ func TestFlushErrors(t *testing.T) {
 		}
 	}
 	err := p.Flush(ctxT(t))
-	var pe *jetstream.PublishError
+	var pe *transport.PublishError
 	var api *natsjs.APIError
 	if !errors.As(err, &pe) || pe.RunID != "run-a" || pe.Seq != 1 || pe.Attempts != 1 || !errors.As(err, &api) {
 		t.Fatalf("Flush = %v, want the refusal of seq 1 after one attempt", err)
@@ -289,7 +289,7 @@ func TestFlushErrors(t *testing.T) {
 func TestPublishBatch(t *testing.T) {
 	_, _, js := jstest.Start(t)
 	provision(t, js, testStreams)
-	p := jetstream.NewPublisher(js, testStreams.Subjects(), jetstream.PublisherOptions{MaxInFlight: 8})
+	p := transport.NewPublisher(js, testStreams.Subjects(), transport.PublisherOptions{MaxInFlight: 8})
 	defer p.Close()
 	var events []*schema.Event
 	for seq := uint64(1); seq <= 40; seq++ {
@@ -324,7 +324,7 @@ func TestCluster(t *testing.T) {
 	cfg := testStreams
 	cfg.Replicas = 3
 	provision(t, js, cfg)
-	p := jetstream.NewPublisher(js, cfg.Subjects(), jetstream.PublisherOptions{Timeout: 2 * time.Second, Retries: 20, RetryWait: 50 * time.Millisecond})
+	p := transport.NewPublisher(js, cfg.Subjects(), transport.PublisherOptions{Timeout: 2 * time.Second, Retries: 20, RetryWait: 50 * time.Millisecond})
 	publish := func(from, to uint64) {
 		for seq := from; seq <= to; seq++ {
 			if err := p.Publish(ctxT(t), event("run-"+strconv.Itoa(int(seq%7)), seq)); err != nil {
@@ -360,7 +360,7 @@ func TestCloseContextAbandons(t *testing.T) {
 	_, _, js := jstest.Start(t)
 	provision(t, js, testStreams)
 	stuck := newGatedJS(js, false, false) // acknowledgements held back
-	p := jetstream.NewPublisher(stuck, testStreams.Subjects(), jetstream.PublisherOptions{Timeout: time.Hour})
+	p := transport.NewPublisher(stuck, testStreams.Subjects(), transport.PublisherOptions{Timeout: time.Hour})
 	const n = 20
 	var mu sync.Mutex
 	outcomes := map[uint64]error{}
@@ -385,8 +385,8 @@ func TestCloseContextAbandons(t *testing.T) {
 		t.Fatalf("%d outcomes reported, want %d", len(outcomes), n)
 	}
 	for seq, err := range outcomes {
-		var pe *jetstream.PublishError
-		if !errors.Is(err, jetstream.ErrAbandoned) || !errors.As(err, &pe) || pe.Seq != seq {
+		var pe *transport.PublishError
+		if !errors.Is(err, transport.ErrAbandoned) || !errors.As(err, &pe) || pe.Seq != seq {
 			t.Errorf("seq %d: outcome %v, want a PublishError of seq %d wrapping ErrAbandoned", seq, err, seq)
 		}
 	}

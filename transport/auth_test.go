@@ -1,4 +1,4 @@
-package jetstream_test
+package transport_test
 
 import (
 	"context"
@@ -15,9 +15,9 @@ import (
 	natsjs "github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nkeys"
 
-	"github.com/ponens/ponens/ingest/jetstream"
-	"github.com/ponens/ponens/ingest/jetstream/jstest"
 	"github.com/ponens/ponens/schema"
+	"github.com/ponens/ponens/transport"
+	"github.com/ponens/ponens/transport/jstest"
 )
 
 // TestSecureServerRefusesStrangers: a server with users and TLS with
@@ -28,22 +28,22 @@ func TestSecureServerRefusesStrangers(t *testing.T) {
 	s := jstest.StartSecure(t, testStreams.Subjects())
 	url := s.Server.ClientURL()
 	stranger := filepath.Join(t.TempDir(), "credentials")
-	if _, _, err := jetstream.EnsureCredentials(stranger); err != nil {
+	if _, _, err := transport.EnsureCredentials(stranger); err != nil {
 		t.Fatal(err)
 	}
-	good := s.Auth(jetstream.RoleAgent)
+	good := s.Auth(transport.RoleAgent)
 	for _, c := range []struct {
 		name string
-		auth func(a jetstream.ClientAuth) jetstream.ClientAuth
+		auth func(a transport.ClientAuth) transport.ClientAuth
 		want string
 	}{
-		{"no credentials", func(a jetstream.ClientAuth) jetstream.ClientAuth { a.NkeySeedFile = ""; return a }, "authorization violation"},
-		{"unknown nkey", func(a jetstream.ClientAuth) jetstream.ClientAuth {
-			a.NkeySeedFile = jetstream.SeedFile(stranger, jetstream.RoleAdmin)
+		{"no credentials", func(a transport.ClientAuth) transport.ClientAuth { a.NkeySeedFile = ""; return a }, "authorization violation"},
+		{"unknown nkey", func(a transport.ClientAuth) transport.ClientAuth {
+			a.NkeySeedFile = transport.SeedFile(stranger, transport.RoleAdmin)
 			return a
 		}, "authorization violation"},
-		{"no client certificate", func(a jetstream.ClientAuth) jetstream.ClientAuth { a.CertFile, a.KeyFile = "", ""; return a }, ""},
-		{"no CA", func(a jetstream.ClientAuth) jetstream.ClientAuth { a.CAFile = ""; return a }, "certificate"},
+		{"no client certificate", func(a transport.ClientAuth) transport.ClientAuth { a.CertFile, a.KeyFile = "", ""; return a }, ""},
+		{"no CA", func(a transport.ClientAuth) transport.ClientAuth { a.CAFile = ""; return a }, "certificate"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			opts, err := c.auth(good).Options()
@@ -60,7 +60,7 @@ func TestSecureServerRefusesStrangers(t *testing.T) {
 			}
 		})
 	}
-	nc, _, _ := s.Connect(t, jetstream.RoleAgent)
+	nc, _, _ := s.Connect(t, transport.RoleAgent)
 	if !nc.IsConnected() || nc.TLSRequired() == false {
 		t.Fatalf("the agent is not connected over TLS: %s", nc.Status())
 	}
@@ -69,14 +69,14 @@ func TestSecureServerRefusesStrangers(t *testing.T) {
 // TestPasswordUsers: a server whose users have passwords accepts the role
 // with its password and refuses a wrong one.
 func TestPasswordUsers(t *testing.T) {
-	srv, err := jetstream.StartEmbedded(jetstream.EmbeddedOptions{StoreDir: t.TempDir(),
-		Users: []jetstream.User{{Role: jetstream.RoleAdmin, Password: "s3cret"}, {Role: jetstream.RoleAgent, Password: "agent-pw"}}})
+	srv, err := transport.StartEmbedded(transport.EmbeddedOptions{StoreDir: t.TempDir(),
+		Users: []transport.User{{Role: transport.RoleAdmin, Password: "s3cret"}, {Role: transport.RoleAgent, Password: "agent-pw"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Shutdown(); srv.WaitForShutdown() })
 	connect := func(user, pw string) (*nats.Conn, error) {
-		opts, err := jetstream.ClientAuth{Role: jetstream.Role(user), User: user, Password: pw}.Options()
+		opts, err := transport.ClientAuth{Role: transport.Role(user), User: user, Password: pw}.Options()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -98,7 +98,7 @@ func TestPasswordUsers(t *testing.T) {
 	}
 	defer ac.Close()
 	ajs, _ := natsjs.New(ac)
-	if err := jetstream.Provision(ctxT(t), ajs, testStreams); err != nil {
+	if err := transport.Provision(ctxT(t), ajs, testStreams); err != nil {
 		t.Fatalf("the agent looks the streams up: %v", err)
 	}
 }
@@ -109,25 +109,25 @@ func TestPasswordUsers(t *testing.T) {
 // the streams stay as they were.
 func TestProvisionWithoutStreamRights(t *testing.T) {
 	s := jstest.StartSecure(t, testStreams.Subjects())
-	_, admin, _ := s.Connect(t, jetstream.RoleAdmin)
+	_, admin, _ := s.Connect(t, transport.RoleAdmin)
 	provision(t, admin, testStreams)
-	for _, r := range jetstream.Roles {
+	for _, r := range transport.Roles {
 		nc, js, _ := s.Connect(t, r)
-		if err := jetstream.Provision(ctxT(t), js, testStreams); err != nil {
+		if err := transport.Provision(ctxT(t), js, testStreams); err != nil {
 			t.Fatalf("%s: %v", r, err)
 		}
-		if r == jetstream.RoleAdmin {
+		if r == transport.RoleAdmin {
 			continue
 		}
 		changed := testStreams
 		changed.MaxAge = time.Hour
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		err := jetstream.Provision(ctx, js, changed)
+		err := transport.Provision(ctx, js, changed)
 		cancel()
 		if err == nil {
 			t.Fatalf("%s changed the streams", r)
 		}
-		if refused := jetstream.Refusal(nc, err); refused == nil || !errors.Is(refused, nats.ErrPermissionViolation) {
+		if refused := transport.Refusal(nc, err); refused == nil || !errors.Is(refused, nats.ErrPermissionViolation) {
 			t.Fatalf("%s: %v is not a permission refusal", r, err)
 		}
 	}
@@ -145,10 +145,10 @@ func TestProvisionWithoutStreamRights(t *testing.T) {
 // for as long as its retries last; nothing is stored.
 func TestPublisherDenied(t *testing.T) {
 	s := jstest.StartSecure(t, testStreams.Subjects())
-	_, admin, _ := s.Connect(t, jetstream.RoleAdmin)
+	_, admin, _ := s.Connect(t, transport.RoleAdmin)
 	provision(t, admin, testStreams)
-	_, js, _ := s.Connect(t, jetstream.RoleSink)
-	pub := jetstream.NewPublisher(js, testStreams.Subjects(), jetstream.PublisherOptions{Timeout: 2 * time.Second, Retries: 5})
+	_, js, _ := s.Connect(t, transport.RoleSink)
+	pub := transport.NewPublisher(js, testStreams.Subjects(), transport.PublisherOptions{Timeout: 2 * time.Second, Retries: 5})
 	errs := pub.PublishBatch(ctxT(t), []*schema.Event{event("r1", 1), event("r1", 2)})
 	for i, err := range errs {
 		if !errors.Is(err, nats.ErrPermissionViolation) {
@@ -168,8 +168,8 @@ func TestPublisherDenied(t *testing.T) {
 		t.Fatalf("%d events stored", n)
 	}
 	// The agent publishes.
-	_, ajs, _ := s.Connect(t, jetstream.RoleAgent)
-	apub := jetstream.NewPublisher(ajs, testStreams.Subjects(), jetstream.PublisherOptions{})
+	_, ajs, _ := s.Connect(t, transport.RoleAgent)
+	apub := transport.NewPublisher(ajs, testStreams.Subjects(), transport.PublisherOptions{})
 	for i, err := range apub.PublishBatch(ctxT(t), []*schema.Event{event("r1", 1)}) {
 		if err != nil {
 			t.Fatalf("agent event %d: %v", i, err)
@@ -182,15 +182,15 @@ func TestPublisherDenied(t *testing.T) {
 // seed file others may read is refused.
 func TestEnsureCredentials(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "credentials")
-	users, gen, err := jetstream.EnsureCredentials(dir)
+	users, gen, err := transport.EnsureCredentials(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(users) != len(jetstream.Roles) || len(gen) != len(jetstream.Roles) {
+	if len(users) != len(transport.Roles) || len(gen) != len(transport.Roles) {
 		t.Fatalf("users %v, generated %v", users, gen)
 	}
-	for _, r := range jetstream.Roles {
-		st, err := os.Stat(jetstream.SeedFile(dir, r))
+	for _, r := range transport.Roles {
+		st, err := os.Stat(transport.SeedFile(dir, r))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -198,7 +198,7 @@ func TestEnsureCredentials(t *testing.T) {
 			t.Fatalf("%s: mode %04o", r, st.Mode().Perm())
 		}
 	}
-	again, gen, err := jetstream.EnsureCredentials(dir)
+	again, gen, err := transport.EnsureCredentials(dir)
 	if err != nil || len(gen) != 0 {
 		t.Fatalf("second call: generated %v, %v", gen, err)
 	}
@@ -207,10 +207,10 @@ func TestEnsureCredentials(t *testing.T) {
 			t.Fatalf("%s: key changed from %s to %s", users[i].Role, users[i].Nkey, again[i].Nkey)
 		}
 	}
-	if err := os.Chmod(jetstream.SeedFile(dir, jetstream.RoleAgent), 0o644); err != nil {
+	if err := os.Chmod(transport.SeedFile(dir, transport.RoleAgent), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := jetstream.EnsureCredentials(dir); err == nil || !strings.Contains(err.Error(), "chmod 600") {
+	if _, _, err := transport.EnsureCredentials(dir); err == nil || !strings.Contains(err.Error(), "chmod 600") {
 		t.Fatalf("a readable seed: %v", err)
 	}
 }
@@ -232,7 +232,7 @@ func TestCredsFile(t *testing.T) {
 	user, _ := nkeys.CreateUser()
 	userPub, _ := user.PublicKey()
 	uc := jwt.NewUserClaims(userPub)
-	perms := jetstream.Permissions(jetstream.RoleAgent, testStreams.Subjects())
+	perms := transport.Permissions(transport.RoleAgent, testStreams.Subjects())
 	uc.Pub.Allow.Add(perms.Publish.Allow...)
 	uc.Sub.Allow.Add(perms.Subscribe.Allow...)
 	userJWT, err := uc.Encode(acc)
@@ -258,7 +258,7 @@ func TestCredsFile(t *testing.T) {
 	if _, err := nats.Connect(url); err == nil {
 		t.Fatal("connected without credentials")
 	}
-	opts, err := jetstream.ClientAuth{Role: jetstream.RoleAgent, CredsFile: file}.Options()
+	opts, err := transport.ClientAuth{Role: transport.RoleAgent, CredsFile: file}.Options()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,7 +282,7 @@ func TestCredsFile(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the verdict was not refused")
 	}
-	if _, err := (jetstream.ClientAuth{CredsFile: "nope.creds"}).Options(); err == nil {
+	if _, err := (transport.ClientAuth{CredsFile: "nope.creds"}).Options(); err == nil {
 		t.Fatal("a missing creds file is accepted")
 	}
 }

@@ -1,12 +1,12 @@
-package jetstream_test
+package transport_test
 
 import (
 	"context"
 	"strconv"
 	"testing"
 
-	"github.com/ponens/ponens/ingest/jetstream"
-	"github.com/ponens/ponens/ingest/jetstream/jstest"
+	"github.com/ponens/ponens/transport"
+	"github.com/ponens/ponens/transport/jstest"
 )
 
 // BenchmarkPublish publishes action events of 100 runs to an embedded
@@ -19,7 +19,7 @@ func BenchmarkPublish(b *testing.B) {
 			cfg := testStreams
 			cfg.Memory = true
 			provision(b, js, cfg)
-			p := jetstream.NewPublisher(js, cfg.Subjects(), jetstream.PublisherOptions{MaxInFlight: inFlight})
+			p := transport.NewPublisher(js, cfg.Subjects(), transport.PublisherOptions{MaxInFlight: inFlight})
 			ctx := context.Background()
 			runs := make([]string, 100)
 			for i := range runs {

@@ -1,4 +1,4 @@
-package jetstream_test
+package transport_test
 
 import (
 	"context"
@@ -9,9 +9,9 @@ import (
 	"github.com/nats-io/nats.go"
 	natsjs "github.com/nats-io/nats.go/jetstream"
 
-	"github.com/ponens/ponens/ingest/jetstream"
-	"github.com/ponens/ponens/ingest/jetstream/jstest"
 	"github.com/ponens/ponens/schema"
+	"github.com/ponens/ponens/transport"
+	"github.com/ponens/ponens/transport/jstest"
 )
 
 func TestUnavailable(t *testing.T) {
@@ -40,7 +40,7 @@ func TestUnavailable(t *testing.T) {
 		{"bad content", &json.SyntaxError{Offset: 1}, false},
 		{"cancelled", context.Canceled, false},
 	} {
-		if got := jetstream.Unavailable(c.err); got != c.want {
+		if got := transport.Unavailable(c.err); got != c.want {
 			t.Errorf("%s: Unavailable(%v) = %v, want %v", c.name, c.err, got, c.want)
 		}
 	}
@@ -56,11 +56,11 @@ func TestNotAvailableOnADomainNobodyServes(t *testing.T) {
 	}
 	ctx := context.Background()
 	_, err = js.CreateOrUpdateKeyValue(ctx, natsjs.KeyValueConfig{Bucket: "b"})
-	if err == nil || jetstream.Unavailable(err) {
+	if err == nil || transport.Unavailable(err) {
 		t.Fatalf("bucket on a domain nobody serves: %v; want an error that is not unavailability", err)
 	}
-	err = jetstream.CheckPartitions(ctx, js, schema.Subjects{Prefix: "ponens", Partitions: 8})
-	if err == nil || jetstream.Unavailable(err) {
+	err = transport.CheckPartitions(ctx, js, schema.Subjects{Prefix: "ponens", Partitions: 8})
+	if err == nil || transport.Unavailable(err) {
 		t.Fatalf("partition check on a domain nobody serves: %v; want an error that is not unavailability", err)
 	}
 }

@@ -1,4 +1,4 @@
-package jetstream_test
+package transport_test
 
 import (
 	"context"
@@ -10,18 +10,18 @@ import (
 	"github.com/nats-io/nats.go"
 	natsjs "github.com/nats-io/nats.go/jetstream"
 
-	"github.com/ponens/ponens/ingest/jetstream"
-	"github.com/ponens/ponens/ingest/jetstream/jstest"
 	"github.com/ponens/ponens/schema"
+	"github.com/ponens/ponens/transport"
+	"github.com/ponens/ponens/transport/jstest"
 )
 
 // testStreams is the stream configuration of the tests: 16 partitions.
-var testStreams = jetstream.StreamConfig{Prefix: "ponens", Partitions: 16, Duplicates: time.Minute}
+var testStreams = transport.StreamConfig{Prefix: "ponens", Partitions: 16, Duplicates: time.Minute}
 
 // provision sets up the streams of cfg or fails the test.
-func provision(t testing.TB, js natsjs.JetStream, cfg jetstream.StreamConfig) {
+func provision(t testing.TB, js natsjs.JetStream, cfg transport.StreamConfig) {
 	t.Helper()
-	if err := jetstream.Provision(context.Background(), js, cfg); err != nil {
+	if err := transport.Provision(context.Background(), js, cfg); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -18,8 +18,8 @@ import (
 	"github.com/nats-io/nats.go"
 	natsjs "github.com/nats-io/nats.go/jetstream"
 
-	"github.com/ponens/ponens/ingest/jetstream"
 	"github.com/ponens/ponens/schema"
+	"github.com/ponens/ponens/transport"
 )
 
 // TLSFiles are PEM files made for a test: a CA, a server certificate for
@@ -116,13 +116,13 @@ type Secure struct {
 func StartSecure(t testing.TB, subjects schema.Subjects) *Secure {
 	t.Helper()
 	s := &Secure{Subjects: subjects, TLS: NewTLSFiles(t), Credentials: filepath.Join(t.TempDir(), "credentials")}
-	users, _, err := jetstream.EnsureCredentials(s.Credentials)
+	users, _, err := transport.EnsureCredentials(s.Credentials)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Server, err = jetstream.StartEmbedded(jetstream.EmbeddedOptions{
+	s.Server, err = transport.StartEmbedded(transport.EmbeddedOptions{
 		StoreDir: t.TempDir(), Listen: "127.0.0.1:-1", Users: users, Subjects: subjects,
-		TLS: &jetstream.ServerTLS{CertFile: s.TLS.ServerCert, KeyFile: s.TLS.ServerKey, CAFile: s.TLS.CA, ClientCerts: true},
+		TLS: &transport.ServerTLS{CertFile: s.TLS.ServerCert, KeyFile: s.TLS.ServerKey, CAFile: s.TLS.CA, ClientCerts: true},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -135,9 +135,9 @@ func StartSecure(t testing.TB, subjects schema.Subjects) *Secure {
 }
 
 // Auth is how a client of role connects to s.
-func (s *Secure) Auth(role jetstream.Role) jetstream.ClientAuth {
-	return jetstream.ClientAuth{
-		Role: role, NkeySeedFile: jetstream.SeedFile(s.Credentials, role),
+func (s *Secure) Auth(role transport.Role) transport.ClientAuth {
+	return transport.ClientAuth{
+		Role: role, NkeySeedFile: transport.SeedFile(s.Credentials, role),
 		CAFile: s.TLS.CA, CertFile: s.TLS.ClientCert, KeyFile: s.TLS.ClientKey,
 	}
 }
@@ -146,7 +146,7 @@ func (s *Secure) Auth(role jetstream.Role) jetstream.ClientAuth {
 // context on it and the asynchronous errors the server sends it
 // (permission violations), buffered. The connection is closed when the
 // test ends.
-func (s *Secure) Connect(t testing.TB, role jetstream.Role) (*nats.Conn, natsjs.JetStream, <-chan error) {
+func (s *Secure) Connect(t testing.TB, role transport.Role) (*nats.Conn, natsjs.JetStream, <-chan error) {
 	t.Helper()
 	opts, err := s.Auth(role).Options()
 	if err != nil {
