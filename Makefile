@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/ponens
 PKGS    := ./...
 # Packages with goroutines of their own: run under the race detector.
-RACE_PKGS := ./monitor/... ./trace/... ./schema/... ./ingest/... ./sink/... ./query/...
+RACE_PKGS := ./monitor/... ./trace/... ./schema/... ./ingest/... ./sink/... ./transport/... ./query/...
 FUZZTIME ?= 30s
 # Minimising a new input must end well before FUZZTIME does, or the run
 # fails with "context deadline exceeded" and no input.
@@ -15,13 +15,17 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo deve
 COMMIT  ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null)
 LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
-.PHONY: all deps build install test test-race lint bench fuzz run check-examples clean
+.PHONY: all deps chdb build install test test-race lint bench fuzz run check-examples clean
 
 all: build
 
-## deps: download Go modules (everything the build and tests need)
-deps:
+## deps: download Go modules and install libchdb (the embedded store's engine) into the user's cache directory
+deps: chdb
 	$(GO) mod download
+
+## chdb: install libchdb (skipped when present); the store's tests need it
+chdb:
+	scripts/install-chdb
 
 ## build: build bin/ponens
 build:
@@ -33,7 +37,7 @@ install:
 	@echo "installed $$( { $(GO) env GOBIN; } | grep . || echo $$($(GO) env GOPATH)/bin)/ponens"
 
 ## test: formatting, vet, every test, and the race detector on the concurrent packages
-test: lint
+test: lint chdb
 	$(GO) test -count=1 $(PKGS)
 	$(GO) test -count=1 -race $(RACE_PKGS)
 
@@ -47,9 +51,10 @@ lint:
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 
-## bench: the monitor's benchmarks (figures in docs/PERFORMANCE.md)
+## bench: the monitor's benchmarks (figures in docs/PERFORMANCE.md) and the store's (docs/storage.md)
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./monitor/ ./policy/...
+	$(GO) test -run '^$$' -bench . -benchtime 20x ./sink/chdb/
 
 ## fuzz: every fuzz target for FUZZTIME each, and a long differential run
 fuzz:

@@ -34,6 +34,9 @@ type Config struct {
 	Gateway GatewayConfig `mapstructure:"gateway" yaml:"gateway"`
 	Worker  WorkerConfig  `mapstructure:"worker" yaml:"worker"`
 	Runtime RuntimeConfig `mapstructure:"runtime" yaml:"runtime"`
+	Store   StoreConfig   `mapstructure:"store" yaml:"store"`
+	Mapping MappingConfig `mapstructure:"mapping" yaml:"mapping"`
+	OTLP    OTLPConfig    `mapstructure:"otlp" yaml:"otlp"`
 }
 
 // RuntimeConfig tunes the Go runtime of the long-running commands (serve,
@@ -134,6 +137,12 @@ func (w WorkerConfig) validate() []string {
 type TraceConfig struct {
 	// MaxEventBytes is the largest event (one JSONL line) accepted.
 	MaxEventBytes int `mapstructure:"max_event_bytes" yaml:"max_event_bytes"`
+	// MaxFileBytes is the largest trace file read; larger ones are refused
+	// before they are read past it.
+	MaxFileBytes int64 `mapstructure:"max_file_bytes" yaml:"max_file_bytes"`
+	// MaxReferenceBytes is the largest reference trace (one JSON object,
+	// decoded whole, which costs many times its size in memory).
+	MaxReferenceBytes int64 `mapstructure:"max_reference_bytes" yaml:"max_reference_bytes"`
 }
 
 // RulesConfig configures rule evaluation.
@@ -146,6 +155,8 @@ type RulesConfig struct {
 	// Watch makes serve and worker reload the rules when a file under
 	// their --rules paths changes (SIGHUP always reloads).
 	Watch bool `mapstructure:"watch" yaml:"watch"`
+	// MaxFileBytes is the largest rules file or POLICY.md read.
+	MaxFileBytes int64 `mapstructure:"max_file_bytes" yaml:"max_file_bytes"`
 }
 
 // LogConfig configures logging.
@@ -190,6 +201,170 @@ type NATSConfig struct {
 	StoreDir string `mapstructure:"store_dir" yaml:"store_dir"`
 	// Listen is the host:port the embedded server accepts clients on.
 	Listen string `mapstructure:"listen" yaml:"listen"`
+
+	// Events and Verdicts bound those streams: at a bound new messages
+	// are refused (publishers get an error, the gateway answers 503),
+	// never stored ones evicted. 0 means no bound.
+	Events   StreamLimits `mapstructure:"events" yaml:"events"`
+	Verdicts StreamLimits `mapstructure:"verdicts" yaml:"verdicts"`
+	// DeadLetters bounds the dead-letter stream, which drops its oldest
+	// entries at the bound.
+	DeadLetters DeadLetterLimits `mapstructure:"deadletters" yaml:"deadletters"`
+	// LimitAlarm is the fraction of a stream's bound at which `serve` and
+	// `ingest` log a warning and GET /v1/streams sets "alarm".
+	LimitAlarm float64 `mapstructure:"limit_alarm" yaml:"limit_alarm"`
+
+	// User and Password authenticate the clients of the commands with a
+	// password (prefer PONENS_NATS_PASSWORD to a file). Never printed.
+	User     string `mapstructure:"user" yaml:"user"`
+	Password string `mapstructure:"password" yaml:"password"`
+	// Role is the role (agent, gateway, worker, alert, sink, admin) of the
+	// configured credentials: it names the reply subjects the client
+	// subscribes to (_INBOX_<role>), which the server allows only to that
+	// role. Empty: the user's name when it is a role's, else the role of
+	// the command (publish and decide: agent; ingest: gateway; worker:
+	// worker; manifest: sink; demo, bench and serve's provisioning: admin).
+	Role string `mapstructure:"role" yaml:"role"`
+	// NkeySeedFile is a file holding a user nkey seed to authenticate with.
+	NkeySeedFile string `mapstructure:"nkey_seed_file" yaml:"nkey_seed_file"`
+	// CredsFile is a NATS creds file (user JWT and seed) to authenticate
+	// with, for a server in operator mode.
+	CredsFile string `mapstructure:"creds_file" yaml:"creds_file"`
+	// TLS is how the clients check the server's certificate and which
+	// certificate they present.
+	TLS ClientTLSConfig `mapstructure:"tls" yaml:"tls"`
+	// Server configures who the embedded server accepts.
+	Server ServerConfig `mapstructure:"server" yaml:"server"`
+}
+
+// StreamLimits bounds a stream in bytes and messages (0: no bound).
+type StreamLimits struct {
+	MaxBytes int64 `mapstructure:"max_bytes" yaml:"max_bytes"`
+	MaxMsgs  int64 `mapstructure:"max_msgs" yaml:"max_msgs"`
+}
+
+// DeadLetterLimits bounds the dead-letter stream.
+type DeadLetterLimits struct {
+	// MaxBytes is the most the stream keeps (0: no bound).
+	MaxBytes int64 `mapstructure:"max_bytes" yaml:"max_bytes"`
+	// MaxAge is how long a dead letter is kept (0: nats.max_age).
+	MaxAge time.Duration `mapstructure:"max_age" yaml:"max_age"`
+}
+
+// ClientTLSConfig is the TLS of the clients' connections to NATS.
+type ClientTLSConfig struct {
+	// CAFile is the CA (PEM) that signed the server's certificate; empty
+	// trusts the system's roots.
+	CAFile string `mapstructure:"ca_file" yaml:"ca_file"`
+	// CertFile and KeyFile are the client certificate and its key (PEM),
+	// for a server that requires client certificates.
+	CertFile string `mapstructure:"cert_file" yaml:"cert_file"`
+	KeyFile  string `mapstructure:"key_file" yaml:"key_file"`
+}
+
+// ServerConfig configures the authentication and TLS of the embedded
+// server. With no user configured, ponens serve generates an nkey per
+// role under <store_dir>/credentials and requires them.
+type ServerConfig struct {
+	Users ServerUsers     `mapstructure:"users" yaml:"users"`
+	TLS   ServerTLSConfig `mapstructure:"tls" yaml:"tls"`
+}
+
+// ServerUsers has the credentials of each role's user: a password (the
+// user name is the role's name) or an nkey public key.
+type ServerUsers struct {
+	Agent   UserConfig `mapstructure:"agent" yaml:"agent"`
+	Gateway UserConfig `mapstructure:"gateway" yaml:"gateway"`
+	Worker  UserConfig `mapstructure:"worker" yaml:"worker"`
+	Alert   UserConfig `mapstructure:"alert" yaml:"alert"`
+	Sink    UserConfig `mapstructure:"sink" yaml:"sink"`
+	Admin   UserConfig `mapstructure:"admin" yaml:"admin"`
+}
+
+// UserConfig is how one role's user authenticates: a password or an nkey
+// public key (starting with U), not both. Both empty: no such user.
+type UserConfig struct {
+	Password string `mapstructure:"password" yaml:"password"`
+	Nkey     string `mapstructure:"nkey" yaml:"nkey"`
+}
+
+// ByRole returns the configured users by role name, in the order of the
+// roles (agent, gateway, worker, alert, sink, admin); users with neither a
+// password nor an nkey are left out.
+func (u ServerUsers) ByRole() []RoleUser {
+	var out []RoleUser
+	for _, r := range []RoleUser{{"agent", u.Agent}, {"gateway", u.Gateway}, {"worker", u.Worker}, {"alert", u.Alert}, {"sink", u.Sink}, {"admin", u.Admin}} {
+		if r.User != (UserConfig{}) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// RoleUser is a role's name and its user.
+type RoleUser struct {
+	Role string
+	User UserConfig
+}
+
+// ServerTLSConfig makes the embedded server require TLS.
+type ServerTLSConfig struct {
+	// CertFile and KeyFile are the server's certificate and key (PEM);
+	// setting them turns TLS on.
+	CertFile string `mapstructure:"cert_file" yaml:"cert_file"`
+	KeyFile  string `mapstructure:"key_file" yaml:"key_file"`
+	// CAFile is the CA (PEM) client certificates are checked with.
+	CAFile string `mapstructure:"ca_file" yaml:"ca_file"`
+	// ClientCerts requires every client to present a certificate CAFile
+	// verifies.
+	ClientCerts bool `mapstructure:"client_certs" yaml:"client_certs"`
+}
+
+// validateAuth checks the credentials and TLS settings of the nats
+// section.
+func (n NATSConfig) validateAuth() []string {
+	var errs []string
+	given := []string{}
+	if n.User != "" || n.Password != "" {
+		given = append(given, "nats.user/nats.password")
+		if n.User == "" || n.Password == "" {
+			errs = append(errs, "nats.user, nats.password: give both or neither")
+		}
+	}
+	if n.NkeySeedFile != "" {
+		given = append(given, "nats.nkey_seed_file")
+	}
+	if n.CredsFile != "" {
+		given = append(given, "nats.creds_file")
+	}
+	if len(given) > 1 {
+		errs = append(errs, fmt.Sprintf("%s: give one way to authenticate, not several", strings.Join(given, ", ")))
+	}
+	switch n.Role {
+	case "", "agent", "gateway", "worker", "alert", "sink", "admin":
+	default:
+		errs = append(errs, fmt.Sprintf("nats.role: must be agent, gateway, worker, alert, sink or admin, got %q", n.Role))
+	}
+	if (n.TLS.CertFile == "") != (n.TLS.KeyFile == "") {
+		errs = append(errs, "nats.tls.cert_file, nats.tls.key_file: give both or neither")
+	}
+	for _, u := range n.Server.Users.ByRole() {
+		key := "nats.server.users." + u.Role
+		switch {
+		case u.User.Password != "" && u.User.Nkey != "":
+			errs = append(errs, fmt.Sprintf("%s: give a password or an nkey, not both", key))
+		case u.User.Nkey != "" && !strings.HasPrefix(u.User.Nkey, "U"):
+			errs = append(errs, fmt.Sprintf("%s.nkey: must be a user public key (starting with U), got %q", key, u.User.Nkey))
+		}
+	}
+	t := n.Server.TLS
+	if (t.CertFile == "") != (t.KeyFile == "") {
+		errs = append(errs, "nats.server.tls.cert_file, nats.server.tls.key_file: give both or neither")
+	}
+	if t.ClientCerts && (t.CAFile == "" || t.CertFile == "") {
+		errs = append(errs, "nats.server.tls.client_certs: needs nats.server.tls.ca_file to check them with, and the server's own cert_file and key_file")
+	}
+	return errs
 }
 
 // GatewayConfig configures the HTTP ingest gateway.
@@ -201,15 +376,31 @@ type GatewayConfig struct {
 	// Token, when set, is the bearer token POSTs must carry. Prefer
 	// PONENS_GATEWAY_TOKEN to a file or a flag. It is never printed.
 	Token string `mapstructure:"token" yaml:"token"`
+	// ReadTimeout bounds reading one request, body included.
+	ReadTimeout time.Duration `mapstructure:"read_timeout" yaml:"read_timeout"`
+	// WriteTimeout bounds handling one request after its headers.
+	WriteTimeout time.Duration `mapstructure:"write_timeout" yaml:"write_timeout"`
+	// IdleTimeout closes a kept-alive connection without requests.
+	IdleTimeout time.Duration `mapstructure:"idle_timeout" yaml:"idle_timeout"`
+	// MaxConcurrent is the most requests handled at once (more get 503).
+	MaxConcurrent int `mapstructure:"max_concurrent" yaml:"max_concurrent"`
+	// MaxInFlightBytes is the most request body bytes held at once (more
+	// get 503); at least MaxBodyBytes.
+	MaxInFlightBytes int64 `mapstructure:"max_inflight_bytes" yaml:"max_inflight_bytes"`
+	// DeadLetterRate is how many bytes of refused input per second one
+	// client host may add to the dead letters (0: no limit).
+	DeadLetterRate int64 `mapstructure:"deadletter_rate" yaml:"deadletter_rate"`
 }
 
 // Default returns the configuration with every default set.
 func Default() Config {
 	return Config{
-		Trace:   TraceConfig{MaxEventBytes: 1 << 20},
-		Rules:   RulesConfig{Watch: true},
+		Trace:   TraceConfig{MaxEventBytes: 1 << 20, MaxFileBytes: 1 << 30, MaxReferenceBytes: 16 << 20},
+		Rules:   RulesConfig{Watch: true, MaxFileBytes: 4 << 20},
 		Log:     LogConfig{Level: "info"},
 		Runtime: RuntimeConfig{MemoryLimit: MemoryLimitAuto},
+		Store:   DefaultStore(),
+		OTLP:    OTLPConfig{MaxBodyBytes: 20 << 20, ModelCalls: "telemetry"},
 		NATS: NATSConfig{
 			Prefix:          "ponens",
 			Partitions:      schema.DefaultPartitions,
@@ -219,10 +410,18 @@ func Default() Config {
 			StartWait:       time.Minute,
 			StoreDir:        "data/nats",
 			Listen:          "127.0.0.1:4222",
+			DeadLetters:     DeadLetterLimits{MaxBytes: 1 << 30},
+			LimitAlarm:      0.8,
 		},
 		Gateway: GatewayConfig{
-			Listen:       "127.0.0.1:8080",
-			MaxBodyBytes: 8 << 20,
+			Listen:           "127.0.0.1:8080",
+			MaxBodyBytes:     8 << 20,
+			ReadTimeout:      30 * time.Second,
+			WriteTimeout:     time.Minute,
+			IdleTimeout:      2 * time.Minute,
+			MaxConcurrent:    64,
+			MaxInFlightBytes: 64 << 20,
+			DeadLetterRate:   1 << 20,
 		},
 		Worker: WorkerConfig{
 			LeaseTTL:        3 * time.Second,
@@ -284,6 +483,14 @@ func (c Config) Validate() error {
 	if c.Trace.MaxEventBytes < 1024 {
 		errs = append(errs, fmt.Sprintf("trace.max_event_bytes: must be at least 1024, got %d", c.Trace.MaxEventBytes))
 	}
+	for _, l := range []struct {
+		key string
+		v   int64
+	}{{"trace.max_file_bytes", c.Trace.MaxFileBytes}, {"trace.max_reference_bytes", c.Trace.MaxReferenceBytes}, {"rules.max_file_bytes", c.Rules.MaxFileBytes}} {
+		if l.v < 1024 {
+			errs = append(errs, fmt.Sprintf("%s: must be at least 1024, got %d", l.key, l.v))
+		}
+	}
 	switch c.Log.Level {
 	case "debug", "info", "warn", "error":
 	default:
@@ -292,6 +499,9 @@ func (c Config) Validate() error {
 	errs = append(errs, c.NATS.validate()...)
 	errs = append(errs, c.Gateway.validate()...)
 	errs = append(errs, c.Worker.validate()...)
+	errs = append(errs, c.Store.validate()...)
+	errs = append(errs, c.checkVerdictWindow()...)
+	errs = append(errs, c.OTLP.validate()...)
 	switch c.Runtime.MemoryLimit {
 	case MemoryLimitAuto, MemoryLimitOff:
 	default:
@@ -303,6 +513,22 @@ func (c Config) Validate() error {
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("config: %s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// checkVerdictWindow refuses a VERDICTS duplicate window that does not
+// cover a worker's crash: the partition moves after worker.lease_ttl, and
+// the new owner replays from the last checkpoint (at most
+// worker.checkpoint_every old), sending those verdicts again. A window
+// shorter than twice that would store some of them twice.
+func (c Config) checkVerdictWindow() []string {
+	if c.Worker.LeaseTTL <= 0 || c.Worker.CheckpointEvery <= 0 || c.NATS.VerdictDuplicateWindow < 0 {
+		return nil // reported by the sections' own checks
+	}
+	need := 2 * (c.Worker.LeaseTTL + c.Worker.CheckpointEvery)
+	if w := c.NATS.VerdictWindow(); w < need {
+		return []string{fmt.Sprintf("nats.verdict_duplicate_window: must be at least twice worker.lease_ttl + worker.checkpoint_every (%s), so that verdicts a takeover sends again are stored once, got %s", need, w)}
 	}
 	return nil
 }
@@ -350,13 +576,29 @@ func (n NATSConfig) validate() []string {
 	if n.Replicas < 1 || n.Replicas > 5 {
 		errs = append(errs, fmt.Sprintf("nats.replicas: must be from 1 to 5, got %d", n.Replicas))
 	}
+	for _, l := range []struct {
+		key string
+		v   int64
+	}{{"nats.events.max_bytes", n.Events.MaxBytes}, {"nats.events.max_msgs", n.Events.MaxMsgs},
+		{"nats.verdicts.max_bytes", n.Verdicts.MaxBytes}, {"nats.verdicts.max_msgs", n.Verdicts.MaxMsgs},
+		{"nats.deadletters.max_bytes", n.DeadLetters.MaxBytes}} {
+		if l.v < 0 {
+			errs = append(errs, fmt.Sprintf("%s: must not be negative (0: no bound), got %d", l.key, l.v))
+		}
+	}
+	if n.DeadLetters.MaxAge < 0 {
+		errs = append(errs, fmt.Sprintf("nats.deadletters.max_age: must not be negative (0: nats.max_age), got %s", n.DeadLetters.MaxAge))
+	}
+	if n.LimitAlarm <= 0 || n.LimitAlarm > 1 {
+		errs = append(errs, fmt.Sprintf("nats.limit_alarm: must be a fraction above 0 and at most 1, got %g", n.LimitAlarm))
+	}
 	if n.URL == "" && n.StoreDir == "" {
 		errs = append(errs, "nats.store_dir: must be set when nats.url is empty (the embedded server stores there)")
 	}
 	if err := checkHostPort(n.Listen); err != nil {
 		errs = append(errs, fmt.Sprintf("nats.listen: %v", err))
 	}
-	return errs
+	return append(errs, n.validateAuth()...)
 }
 
 // validate checks the gateway section.
@@ -367,6 +609,23 @@ func (g GatewayConfig) validate() []string {
 	}
 	if g.MaxBodyBytes < 1024 {
 		errs = append(errs, fmt.Sprintf("gateway.max_body_bytes: must be at least 1024, got %d", g.MaxBodyBytes))
+	}
+	for _, d := range []struct {
+		key string
+		v   time.Duration
+	}{{"gateway.read_timeout", g.ReadTimeout}, {"gateway.write_timeout", g.WriteTimeout}, {"gateway.idle_timeout", g.IdleTimeout}} {
+		if d.v <= 0 {
+			errs = append(errs, fmt.Sprintf("%s: must be positive, got %s", d.key, d.v))
+		}
+	}
+	if g.DeadLetterRate < 0 {
+		errs = append(errs, fmt.Sprintf("gateway.deadletter_rate: must not be negative (0: no limit), got %d", g.DeadLetterRate))
+	}
+	if g.MaxConcurrent < 1 {
+		errs = append(errs, fmt.Sprintf("gateway.max_concurrent: must be at least 1, got %d", g.MaxConcurrent))
+	}
+	if g.MaxInFlightBytes < g.MaxBodyBytes {
+		errs = append(errs, fmt.Sprintf("gateway.max_inflight_bytes: must be at least gateway.max_body_bytes (%d), or no request of that size is ever admitted, got %d", g.MaxBodyBytes, g.MaxInFlightBytes))
 	}
 	return errs
 }

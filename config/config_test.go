@@ -96,6 +96,15 @@ func TestValidate(t *testing.T) {
 		{"negative start wait", func(c *Config) { c.NATS.StartWait = -time.Second }, "nats.start_wait: must not be negative (0 does not wait), got -1s"},
 		{"window over age", func(c *Config) { c.NATS.MaxAge = time.Minute }, "nats.duplicate_window: must not exceed nats.max_age (1m0s), got 2m0s"},
 		{"verdict window over age", func(c *Config) { c.NATS.MaxAge, c.NATS.VerdictDuplicateWindow = 5*time.Minute, 6*time.Minute }, "nats.verdict_duplicate_window: must not exceed nats.max_age (5m0s), got 6m0s"},
+		{"verdict window under takeover", func(c *Config) { c.NATS.VerdictDuplicateWindow = 5 * time.Second },
+			"nats.verdict_duplicate_window: must be at least twice worker.lease_ttl + worker.checkpoint_every (6.5s), so that verdicts a takeover sends again are stored once, got 5s"},
+		{"takeover over verdict window", func(c *Config) { c.NATS.VerdictDuplicateWindow, c.Worker.LeaseTTL = time.Minute, 40*time.Second },
+			"nats.verdict_duplicate_window: must be at least twice worker.lease_ttl + worker.checkpoint_every (1m20.5s)"},
+		{"events bound", func(c *Config) { c.NATS.Events.MaxMsgs = -1 }, "nats.events.max_msgs: must not be negative (0: no bound), got -1"},
+		{"dead letter age", func(c *Config) { c.NATS.DeadLetters.MaxAge = -time.Second }, "nats.deadletters.max_age: must not be negative"},
+		{"limit alarm", func(c *Config) { c.NATS.LimitAlarm = 1.5 }, "nats.limit_alarm: must be a fraction above 0 and at most 1, got 1.5"},
+		{"gateway budget", func(c *Config) { c.Gateway.MaxInFlightBytes = 1 << 20 }, "gateway.max_inflight_bytes: must be at least gateway.max_body_bytes (8388608)"},
+		{"gateway read timeout", func(c *Config) { c.Gateway.ReadTimeout = 0 }, "gateway.read_timeout: must be positive, got 0s"},
 		{"tiny memory limit", func(c *Config) { c.Runtime.MemoryLimit = "900" }, "runtime.memory_limit: must be at least 64MiB"},
 		{"max age", func(c *Config) { c.NATS.MaxAge = -time.Second }, "nats.max_age: must not be negative"},
 		{"replicas", func(c *Config) { c.NATS.Replicas = 7 }, "nats.replicas: must be from 1 to 5, got 7"},
@@ -104,6 +113,15 @@ func TestValidate(t *testing.T) {
 		{"nats listen", func(c *Config) { c.NATS.Listen = "4222" }, `nats.listen: must be host:port, got "4222"`},
 		{"gateway listen", func(c *Config) { c.Gateway.Listen = "localhost:http" }, `gateway.listen: port must be a number from 0 to 65535, got "localhost:http"`},
 		{"body", func(c *Config) { c.Gateway.MaxBodyBytes = 10 }, "gateway.max_body_bytes: must be at least 1024, got 10"},
+		{"password without user", func(c *Config) { c.NATS.Password = "x" }, "nats.user, nats.password: give both or neither"},
+		{"two ways to authenticate", func(c *Config) { c.NATS.User, c.NATS.Password, c.NATS.CredsFile = "a", "b", "c.creds" }, "nats.user/nats.password, nats.creds_file: give one way to authenticate"},
+		{"role", func(c *Config) { c.NATS.Role = "root" }, `nats.role: must be agent, gateway, worker, alert, sink or admin, got "root"`},
+		{"client cert without key", func(c *Config) { c.NATS.TLS.CertFile = "c.pem" }, "nats.tls.cert_file, nats.tls.key_file: give both or neither"},
+		{"server user with both", func(c *Config) { c.NATS.Server.Users.Worker = UserConfig{Password: "p", Nkey: "UABC"} }, "nats.server.users.worker: give a password or an nkey, not both"},
+		{"server user seed as nkey", func(c *Config) { c.NATS.Server.Users.Agent.Nkey = "SUABC" }, `nats.server.users.agent.nkey: must be a user public key (starting with U), got "SUABC"`},
+		{"client certs without CA", func(c *Config) {
+			c.NATS.Server.TLS = ServerTLSConfig{CertFile: "s.pem", KeyFile: "k.pem", ClientCerts: true}
+		}, "nats.server.tls.client_certs: needs nats.server.tls.ca_file"},
 		{"memory limit", func(c *Config) { c.Runtime.MemoryLimit = "1GB" }, `runtime.memory_limit: must be auto, off or a size: must be a positive whole number of bytes with an optional unit B, KiB, MiB, GiB or TiB (such as 900MiB), got "1GB"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -167,5 +185,25 @@ func TestVerdictWindow(t *testing.T) {
 	c.NATS.VerdictDuplicateWindow = 3 * time.Minute
 	if got := c.NATS.VerdictWindow(); got != 3*time.Minute {
 		t.Errorf("VerdictWindow set to 3m = %s", got)
+	}
+}
+
+// TestAuthKeysFromEnv: the credentials and the embedded server's users
+// come from PONENS_* variables like every key; a user set there is listed
+// by role.
+func TestAuthKeysFromEnv(t *testing.T) {
+	t.Setenv("PONENS_NATS_SERVER_USERS_ADMIN_PASSWORD", "pw")
+	t.Setenv("PONENS_NATS_NKEY_SEED_FILE", "/etc/ponens/agent.nk")
+	t.Setenv("PONENS_NATS_TLS_CA_FILE", "/etc/ponens/ca.pem")
+	c, err := Load("", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	users := c.NATS.Server.Users.ByRole()
+	if len(users) != 1 || users[0].Role != "admin" || users[0].User.Password != "pw" {
+		t.Fatalf("users %+v", users)
+	}
+	if c.NATS.NkeySeedFile != "/etc/ponens/agent.nk" || c.NATS.TLS.CAFile != "/etc/ponens/ca.pem" {
+		t.Fatalf("nats %+v", c.NATS)
 	}
 }

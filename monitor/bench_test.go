@@ -162,3 +162,49 @@ func BenchmarkRunMemory(b *testing.B) {
 		runtime.KeepAlive(open)
 	}
 }
+
+// deepLineageEvents makes n actions along one chain: action i consumes the
+// artifact action i-1 produced and produces one derived from it, so the
+// lineage of the last action is n artifacts deep, over `targets` distinct
+// files and artifact names.
+func deepLineageEvents(runID string, n, targets int, seed uint64) []schema.Event {
+	events := benchEvents(runID, n, targets, seed)
+	for i := 1; i < len(events); i++ {
+		a := events[i].Action
+		id := fmt.Sprintf("art%d", a.ID)
+		producer := a.ID
+		art := schema.Artifact{ID: id, Type: "SourceCode", Name: fmt.Sprintf("m%d", int(a.ID)%targets), ProducerActionID: &producer}
+		if a.ID > 1 {
+			parent := fmt.Sprintf("art%d", a.ID-1)
+			art.DerivedFrom = []string{parent}
+			a.Inputs = []string{parent}
+		}
+		a.Outputs = []string{id}
+		a.Artifacts = []schema.Artifact{art}
+	}
+	return events
+}
+
+// BenchmarkTargetDeepLineage measures P_target and H_target on one chain of
+// lineage as deep as the run (every action derives from the one before):
+// a position's target set spans its whole lineage, built once per artifact
+// from its parent's set, so the cost per event stays flat from 1,000 to
+// 100,000 actions as long as the number of distinct targets does.
+func BenchmarkTargetDeepLineage(b *testing.B) {
+	for _, n := range []int{1_000, 100_000} {
+		b.Run(fmt.Sprintf("events=%d/targets=50", n), func(b *testing.B) {
+			eng := benchEngine(b, "testdata/target.yaml")
+			events := deepLineageEvents("bench", n, 50, 5)
+			b.ReportAllocs()
+			for b.Loop() {
+				run := eng.NewRun("bench")
+				for i := range events {
+					if _, err := run.Add(&events[i]); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(events)), "ns/event")
+		})
+	}
+}

@@ -159,6 +159,12 @@ func (p *program) build(in *interner, f ltl.Formula, neg bool, notNode ltl.Node)
 	if notNode != nil {
 		origin = notNode
 	}
+	if _, body, ok := ltl.ScopedImplication(f); ok {
+		if notNode == nil {
+			origin = body // T → ψ fails where ψ fails of what T matched: blame ψ
+		}
+		return in.lit(p.leafProp(f), neg, origin)
+	}
 	switch f := f.(type) {
 	case *ltl.Bool:
 		if f.Value != neg {
@@ -205,6 +211,9 @@ func (p *program) build(in *interner, f ltl.Formula, neg bool, notNode ltl.Node)
 
 // bool compiles a past-or-state formula into a bexpr.
 func (p *program) bool(f ltl.Formula) bexpr {
+	if _, _, ok := ltl.ScopedImplication(f); ok {
+		return bexpr{op: 'l', k: p.leafProp(f)}
+	}
 	switch f := f.(type) {
 	case *ltl.Bool:
 		if f.Value {

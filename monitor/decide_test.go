@@ -16,6 +16,9 @@ func guardrails(t *testing.T) *Engine {
 	if probs != nil {
 		t.Fatal(probs)
 	}
+	// A POLICY.md file has no enforce key of its own: the modes of its
+	// rules are in force when enforcement is on for the whole set.
+	set.Enforce = true
 	eng, errs := NewEngine(set)
 	if len(errs) > 0 {
 		t.Fatal(errs)

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"testing"
 
 	"github.com/ponens/ponens/internal/gen"
@@ -16,9 +17,29 @@ import (
 )
 
 var (
-	diffCases = flag.Int("diff.cases", 3000, "formula × run cases for the differential test")
-	diffSeed  = flag.Uint64("diff.seed", 20261202, "seed of the differential test")
+	diffCases = flag.Int("diff.cases", 0, "formula × run cases for each differential test (0: 20,000, or 2,000 under the race detector)")
+	diffSeed  = flag.Uint64("diff.seed", 0, "seed of the differential tests (0: a new one each run, printed)")
 )
+
+// diffCaseCount is the number of cases each differential test runs.
+func diffCaseCount() int {
+	switch {
+	case *diffCases > 0:
+		return *diffCases
+	case raceEnabled:
+		return 2_000
+	}
+	return 20_000
+}
+
+// diffSeedValue is the seed of this run: -diff.seed, or a fresh one, so that
+// every run of the suite tries new cases (the seed is printed to rerun them).
+var diffSeedValue = sync.OnceValue(func() uint64 {
+	if *diffSeed != 0 {
+		return *diffSeed
+	}
+	return rand.Uint64()>>1 | 1
+})
 
 // TestDifferential checks the incremental monitor against the reference
 // evaluator on random formulas (every operator, nested, scoped and
@@ -28,24 +49,25 @@ var (
 // leaning), and the final status must equal the reference result on the
 // whole run (unresolved runs: the leaning).
 func TestDifferential(t *testing.T) {
-	seed := *diffSeed
+	seed, cases := diffSeedValue(), diffCaseCount()
+	t.Logf("differential: %d cases, seed %d (rerun with -diff.seed=%d)", cases, seed, seed)
 	r := rand.New(rand.NewPCG(seed, 7))
 	cfg := gen.FormulaConfig{MaxDepth: 4, Monitorable: true, Structural: true, Scoped: true}
 	slim := 0
-	for c := range *diffCases {
+	for c := range cases {
 		f := gen.Formula(r, cfg)
 		if actionReads(f, nil) == readsOutputs {
 			slim++
 		}
 		events := gen.Run(r, fmt.Sprintf("run-%d", c), gen.RunConfig{MaxActions: 8})
 		if msg := diffOne(f, events); msg != "" {
-			t.Fatalf("case %d (seed %d): %s\nformula: %s\nevents:\n%s", c, seed, msg, ltl.Print(f), dump(events))
+			t.Fatalf("case %d (seed %d, rerun with -diff.seed=%d): %s\nformula: %s\nevents:\n%s", c, seed, seed, msg, ltl.Print(f), dump(events))
 		}
 	}
 	// The slim output index (positions dropped) must be exercised too.
-	t.Logf("%d of %d cases read the actions only through their outputs", slim, *diffCases)
-	if *diffCases >= 1000 && slim < *diffCases/100 {
-		t.Errorf("only %d of %d cases exercise the slim output index", slim, *diffCases)
+	t.Logf("%d of %d cases read the actions only through their outputs", slim, cases)
+	if cases >= 1000 && slim < cases/100 {
+		t.Errorf("only %d of %d cases exercise the slim output index", slim, cases)
 	}
 }
 

@@ -72,7 +72,11 @@ func NewEngine(set *ruleset.Set) (*Engine, []error) {
 		case ltl.ScopedTemporal:
 			e.keepGraph = true
 		}
-		e.keepProducers = e.keepProducers || r.Formula != nil && readsProducer(r.Formula)
+		if r.Formula != nil {
+			graph, producer := readsMatched(r.Formula)
+			e.keepGraph = e.keepGraph || graph
+			e.keepProducers = e.keepProducers || producer || readsProducer(r.Formula)
+		}
 	}
 	for _, p := range set.Opts.Predicates {
 		e.keepProducers = e.keepProducers || readsProducer(p)
@@ -81,6 +85,32 @@ func NewEngine(set *ruleset.Set) (*Engine, []error) {
 		e.capEngine = policymd.NewEngine(set.Policies)
 	}
 	return e, errs
+}
+
+// readsMatched reports whether f reads names of an artifact a type atom
+// matched (T → ψ, T(ψ): ltl.ScopedImplication): its derived_from and what
+// it names are in the artifact graph, which a pure-temporal rule set would
+// otherwise not keep (graph); and whether one of those names is producer.
+func readsMatched(f ltl.Formula) (graph, producer bool) {
+	ltl.Walk(f, func(n ltl.Node) bool {
+		var body ltl.Formula
+		if c, ok := n.(*ltl.TypeCall); ok {
+			body = c.Arg
+		} else if g, ok := n.(ltl.Formula); ok {
+			_, body, _ = ltl.ScopedImplication(g)
+		}
+		if body != nil {
+			ltl.Walk(body, func(m ltl.Node) bool {
+				if id, ok := m.(*ltl.Ident); ok {
+					graph = true
+					producer = producer || id.Name == "producer"
+				}
+				return true
+			})
+		}
+		return true
+	})
+	return graph, producer
 }
 
 // readsProducer reports whether f reads an artifact's producer (the field

@@ -12,7 +12,7 @@ import (
 // pretty-printed trace gets the reference decoder's errors. Anything else is
 // an event stream (DecodeJSONL, with maxLine).
 func Decode(name string, data []byte, maxLine int) ([]Event, error) {
-	if isReference(data) {
+	if IsReference(data) {
 		return DecodeReference(name, data)
 	}
 	return DecodeJSONL(name, bytes.NewReader(data), maxLine)
@@ -20,10 +20,7 @@ func Decode(name string, data []byte, maxLine int) ([]Event, error) {
 
 // IsReference reports whether data holds a reference trace rather than an
 // event stream, as Decode tells them apart.
-func IsReference(data []byte) bool { return isReference(data) }
-
-// isReference reports whether data holds a reference trace.
-func isReference(data []byte) bool {
+func IsReference(data []byte) bool {
 	trimmed := bytes.TrimLeft(data, " \t\r\n")
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return false

@@ -58,8 +58,11 @@
 //     entry is the payload; its id, else "residual-<n>", the artifact id);
 //  4. a telemetry event for each entry of the telemetry list;
 //  5. run.finish, run.error or run.cancel for an outcome of type
-//     ProcessCompleted, ProcessAborted or ProcessInterrupted, with the
-//     outcome object in RunEnd.Outcome; nothing without an outcome.
+//     ProcessCompleted, ProcessAborted or ProcessInterrupted (or that name
+//     as a bare string), with the outcome in RunEnd.Outcome. A trace file is
+//     a finished record: without an outcome it ends with a run.finish marked
+//     RunEnd.Implied (which EncodeReference does not write back), and an
+//     outcome without a known type ends it as completed, with a warning.
 //
 // seq counts from 1. ts is the action's timestamp or the artifact's
 // created_at when it parses as RFC 3339, else the previous event's ts; events

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // The sentinel errors. Every error this package returns wraps exactly one of
@@ -37,6 +38,11 @@ var (
 	ErrSeqRepeat = errors.New("seq repeated")
 	// ErrAfterEnd: an event of a run that a terminal event already closed.
 	ErrAfterEnd = errors.New("event after end of run")
+	// ErrDuplicateKey: an object has the same key twice.
+	ErrDuplicateKey = errors.New("duplicate key")
+	// ErrConflictingDuplicate: an event with the run and seq of one already
+	// stored, but other content.
+	ErrConflictingDuplicate = errors.New("conflicting duplicate")
 	// ErrMixedRuns: events of more than one run where one run is expected.
 	ErrMixedRuns = errors.New("more than one run")
 	// ErrTooManyErrors: the input has more problems than are reported.
@@ -69,15 +75,33 @@ func (e *FieldError) Error() string {
 func (e *FieldError) message() string {
 	var b strings.Builder
 	b.WriteString(e.Err.Error())
+	got := cutGot(e.Got)
 	if e.Expected != "" {
 		b.WriteString(": expected " + e.Expected)
-		if e.Got != "" {
-			b.WriteString(", got " + e.Got)
+		if got != "" {
+			b.WriteString(", got " + got)
 		}
-	} else if e.Got != "" {
-		b.WriteString(": " + e.Got)
+	} else if got != "" {
+		b.WriteString(": " + got)
 	}
 	return b.String()
+}
+
+// maxGot is the most of a FieldError's Got its message shows: Got often
+// quotes the input, which may be megabytes.
+const maxGot = 200
+
+// cutGot returns got, or its first maxGot bytes (at a rune boundary) and
+// how many were left out.
+func cutGot(got string) string {
+	if len(got) <= maxGot {
+		return got
+	}
+	end := maxGot
+	for end > 0 && !utf8.RuneStart(got[end]) {
+		end--
+	}
+	return got[:end] + "… (" + strconv.Itoa(len(got)-end) + " more bytes)"
 }
 
 // Unwrap returns the sentinel.

@@ -67,6 +67,9 @@ type RunStart struct {
 type RunEnd struct {
 	Outcome json.RawMessage `json:"outcome,omitempty"`
 	Message string          `json:"message,omitempty"`
+	// Implied marks the run.finish that ends a reference trace without an
+	// outcome: a trace file is a finished record, so it ends as completed.
+	Implied bool `json:"implied,omitempty"`
 }
 
 // Action is one agent step: a temporal position. Field names follow the

@@ -55,13 +55,17 @@ func FuzzDecodeJSONL(f *testing.F) {
 }
 
 // FuzzDecodeReference checks that DecodeReference never panics, that what
-// it accepts is one valid, gap-free run, and that EncodeReference inverts it.
+// it accepts is one valid, gap-free run (its warnings located like errors),
+// and that EncodeReference inverts it.
 func FuzzDecodeReference(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
-		events, err := DecodeReference("f.json", data)
+		events, warnings, err := DecodeReferenceWarn("f.json", data)
 		checkDecodeErrors(t, err)
 		if err != nil {
 			return
+		}
+		if warnings != nil {
+			checkDecodeErrors(t, warnings)
 		}
 		for i, e := range events {
 			if err := e.Validate(); err != nil || e.Seq != uint64(i+1) || e.RunID != events[0].RunID {

@@ -103,6 +103,9 @@ var eventType = reflect.TypeFor[Event]()
 func decodeEvent(line []byte) (Event, []located) {
 	if ev, ok := decodeFast(line); ok {
 		if ev.Validate() == nil {
+			if dup := checkDuplicateKeys(line); dup != nil {
+				return Event{}, dup
+			}
 			return ev, nil
 		}
 	}
@@ -116,6 +119,9 @@ func decodeEvent(line []byte) (Event, []located) {
 		off := int(dec.InputOffset())
 		if rest := bytes.TrimLeft(line[off:], " \t\r"); len(rest) > 0 {
 			return ev, []located{{len(line) - len(rest), &FieldError{Err: ErrMalformedJSON, Got: "unexpected data after the event"}}}
+		}
+		if dup := checkDuplicateKeys(line); dup != nil {
+			return Event{}, dup
 		}
 		if err := ev.Validate(); err != nil {
 			var fe *FieldError

@@ -34,18 +34,35 @@ var streamFields = []string{"actions", "artifacts", "residuals", "telemetry", "o
 // The package documentation describes the conversion. On error it returns
 // no events and a DecodeErrors naming every problem found.
 func DecodeReference(name string, data []byte) ([]Event, error) {
+	events, _, err := DecodeReferenceWarn(name, data)
+	return events, err
+}
+
+// DecodeReferenceWarn is DecodeReference that also returns the warnings:
+// a value read in a form the format does not define but that can still be
+// read (a number where a string is expected, an outcome without a type, …)
+// or left out (an evidence entry that is not an object, …). Each names the
+// value and says how it was read; the trace is converted all the same.
+func DecodeReferenceWarn(name string, data []byte) ([]Event, DecodeErrors, error) {
 	d := refDecoder{data: data}
 	events := d.decode()
 	if len(d.problems) > 0 {
-		return nil, d.report(name)
+		return nil, nil, d.report(name)
 	}
-	return events, nil
+	return events, d.reportWarnings(name), nil
 }
 
 // refDecoder holds the state of one DecodeReference call.
 type refDecoder struct {
 	data     []byte
 	problems []located // offset -1: at the value Field names
+	warnings []warning
+}
+
+// warning is a value read leniently, and how it was read.
+type warning struct {
+	err  *FieldError
+	read string // e.g. "read as ProcessCompleted"
 }
 
 // refEvent is an event under construction and the path of what it came
@@ -60,6 +77,36 @@ func (d *refDecoder) fail(fe *FieldError) {
 	if len(d.problems) <= maxErrors {
 		d.problems = append(d.problems, located{-1, fe})
 	}
+}
+
+// warn records a value read leniently: read says how.
+func (d *refDecoder) warn(fe *FieldError, read string) {
+	if len(d.warnings) <= maxErrors {
+		d.warnings = append(d.warnings, warning{fe, read})
+	}
+}
+
+// reportWarnings locates the warnings in file, sorted by position; nil
+// when there are none.
+func (d *refDecoder) reportWarnings(file string) DecodeErrors {
+	if len(d.warnings) == 0 {
+		return nil
+	}
+	paths := make([]string, len(d.warnings))
+	for i, w := range d.warnings {
+		paths[i] = w.err.Field
+	}
+	offs := locate(d.data, paths...)
+	errs := errorList{file: file}
+	for i, w := range d.warnings {
+		line, col := lineCol(d.data, offs[i])
+		errs.add(line, col, w.err)
+		if last := errs.errs[len(errs.errs)-1]; last.Err == error(w.err) {
+			last.Msg += "; " + w.read
+		}
+	}
+	out, _ := errs.err().(DecodeErrors)
+	return out
 }
 
 // report locates the problems in file, sorted by position.
@@ -110,12 +157,12 @@ func (d *refDecoder) decode() []Event {
 	}
 	start := d.start(top)
 	actions := d.actions(d.list(top, "actions", true))
-	artifacts := d.artifacts(d.list(top, "artifacts", true))
+	artifacts := d.artifacts(d.list(top, "artifacts", false))
 	finishActions(actions, artifacts)
 	var tail []refEvent // residuals, telemetry and the closing event
 	for i, raw := range d.list(top, "residuals", false) {
 		path := fmt.Sprintf("residuals[%d]", i)
-		if obj, ok := d.object(raw, path); ok {
+		if obj, ok := d.lenientObject(raw, path); ok {
 			r := &Artifact{ID: residualID(obj, i), Type: "Residual", Payload: raw}
 			tail = append(tail, refEvent{Event{Type: TypeResidual, Residual: r}, path})
 		}
@@ -123,9 +170,7 @@ func (d *refDecoder) decode() []Event {
 	for i, raw := range d.list(top, "telemetry", false) {
 		tail = append(tail, refEvent{Event{Type: TypeTelemetry, Telemetry: raw}, fmt.Sprintf("telemetry[%d]", i)})
 	}
-	if end := d.end(top["outcome"]); end != nil {
-		tail = append(tail, *end)
-	}
+	tail = append(tail, d.end(top["outcome"]))
 	if len(d.problems) > 0 {
 		return nil
 	}
@@ -135,12 +180,17 @@ func (d *refDecoder) decode() []Event {
 	events = append(events, tail...)
 	out := make([]Event, len(events))
 	stamps := timestamps(events)
+	badRunID := false
 	for i, e := range events {
 		e.V, e.RunID, e.Seq, e.TS = EnvelopeVersion, start.TraceID, uint64(i+1), stamps[i]
 		if err := e.Validate(); err != nil {
 			var fe *FieldError
 			errors.As(err, &fe)
 			fe.Field = refPath(e.origin, fe.Field)
+			if fe.Field == "trace_id" && badRunID {
+				continue // every event has it: once is enough
+			}
+			badRunID = badRunID || fe.Field == "trace_id"
 			d.fail(fe)
 		}
 		out[i] = e.Event
@@ -185,29 +235,42 @@ func (d *refDecoder) start(top map[string]json.RawMessage) *RunStart {
 	return s
 }
 
-// end builds the terminal event from the outcome, or returns nil when there
-// is none.
-func (d *refDecoder) end(raw json.RawMessage) *refEvent {
+// end builds the terminal event from the outcome. A reference trace is a
+// finished record: with no outcome (absent or null) it ends as completed,
+// by a run.finish marked Implied. An outcome that is a string is read as its
+// type; one whose type is missing or unknown, or that is not an object,
+// ends the run as completed too, with a warning.
+func (d *refDecoder) end(raw json.RawMessage) refEvent {
+	finish := refEvent{Event{Type: TypeRunFinish, End: &RunEnd{Outcome: raw}}, "outcome"}
 	if raw == nil || isNull(raw) {
-		return nil
+		finish.End = &RunEnd{Implied: true}
+		return finish
 	}
-	obj, ok := d.object(raw, "outcome")
-	if !ok {
-		return nil
+	var name string
+	if json.Unmarshal(raw, &name) == nil {
+		if t, known := outcomeTypes[name]; known {
+			return refEvent{Event{Type: t, End: &RunEnd{Outcome: raw}}, "outcome"}
+		}
+		d.warn(&FieldError{Field: "outcome", Err: ErrInvalidValue, Expected: "an object with a type: " + outcomeList, Got: describeRaw(raw)}, "the run ends as completed")
+		return finish
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(raw, &obj) != nil || obj == nil {
+		d.warn(&FieldError{Field: "outcome", Err: ErrWrongType, Expected: "an object", Got: describeRaw(raw)}, "the run ends as completed")
+		return finish
 	}
 	rawType, ok := obj["type"]
-	var name string
 	_ = json.Unmarshal(rawType, &name) // anything but a string leaves name empty
 	t, known := outcomeTypes[name]
 	switch {
 	case !ok:
-		d.fail(&FieldError{Field: "outcome.type", Err: ErrMissingField, Expected: outcomeList})
+		d.warn(&FieldError{Field: "outcome.type", Err: ErrMissingField, Expected: outcomeList}, "the run ends as completed")
 	case !known:
-		d.fail(&FieldError{Field: "outcome.type", Err: ErrInvalidValue, Expected: outcomeList, Got: describeRaw(rawType)})
+		d.warn(&FieldError{Field: "outcome.type", Err: ErrInvalidValue, Expected: outcomeList, Got: describeRaw(rawType)}, "the run ends as completed")
 	default:
-		return &refEvent{Event{Type: t, End: &RunEnd{Outcome: raw}}, "outcome"}
+		finish.Type = t
 	}
-	return nil
+	return finish
 }
 
 // refAction is an action of the trace and the members it came from.
@@ -431,9 +494,25 @@ func (d *refDecoder) list(top map[string]json.RawMessage, key string, required b
 	}
 	var elems []json.RawMessage
 	if json.Unmarshal(raw, &elems) != nil {
-		d.fail(&FieldError{Field: key, Err: ErrWrongType, Expected: "an array", Got: describeRaw(raw)})
+		fe := &FieldError{Field: key, Err: ErrWrongType, Expected: "an array", Got: describeRaw(raw)}
+		if required {
+			d.fail(fe)
+		} else {
+			d.warn(fe, "read as none")
+		}
 	}
 	return elems
+}
+
+// lenientObject is object for a value the trace can do without: one that
+// is not an object is left out with a warning.
+func (d *refDecoder) lenientObject(raw json.RawMessage, path string) (map[string]json.RawMessage, bool) {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(raw, &obj) != nil || obj == nil {
+		d.warn(&FieldError{Field: path, Err: ErrWrongType, Expected: "an object", Got: describeRaw(raw)}, "left out")
+		return nil, false
+	}
+	return obj, true
 }
 
 // object decodes raw, the value at path, as an object.
@@ -455,10 +534,40 @@ func (d *refDecoder) members(obj map[string]json.RawMessage, v any, path string,
 		if !ok || slices.Contains(exclude, name) {
 			continue
 		}
-		if json.Unmarshal(raw, rv.FieldByIndex(f.Index).Addr().Interface()) != nil {
-			d.fail(&FieldError{Field: joinPath(path, name), Err: ErrWrongType, Expected: describeType(f.Type), Got: describeRaw(raw)})
+		field := rv.FieldByIndex(f.Index)
+		if json.Unmarshal(raw, field.Addr().Interface()) != nil {
+			d.coerce(field, raw, joinPath(path, name))
 		}
 	}
+}
+
+// coerce reads raw, which does not decode into field, leniently: a number
+// or a boolean where a string is expected is read as its JSON text, a
+// string where a list of strings is expected as a list of one; anything
+// else leaves the field empty. Either way with a warning: what is left out
+// stays in the event's Extra (see leftovers), so nothing is lost.
+func (d *refDecoder) coerce(field reflect.Value, raw json.RawMessage, path string) {
+	fe := &FieldError{Field: path, Err: ErrWrongType, Expected: describeType(field.Type()), Got: describeRaw(raw)}
+	var scalar any
+	isScalar := json.Unmarshal(raw, &scalar) == nil
+	switch scalar.(type) {
+	case float64, bool:
+	case string:
+		if field.Kind() == reflect.Slice && field.Type().Elem().Kind() == reflect.String {
+			field.Set(reflect.ValueOf([]string{scalar.(string)}))
+			d.warn(fe, "read as a list of one")
+			return
+		}
+		isScalar = false
+	default:
+		isScalar = false
+	}
+	if isScalar && field.Kind() == reflect.String {
+		field.SetString(string(raw))
+		d.warn(fe, "read as "+strconv.Quote(string(raw)))
+		return
+	}
+	d.warn(fe, "left out")
 }
 
 // leftovers returns the members of obj that v, encoded, does not reproduce:
@@ -488,7 +597,11 @@ func (d *refDecoder) integer(obj map[string]json.RawMessage, key, path string) (
 		d.fail(&FieldError{Field: joinPath(path, key), Err: ErrMissingField, Expected: "an integer"})
 		return 0, false
 	}
-	n, err := strconv.ParseInt(string(raw), 10, 64)
+	text := string(raw)
+	if raw[0] == '"' {
+		_ = json.Unmarshal(raw, &text) // a string: the integer may be inside
+	}
+	n, err := strconv.ParseInt(text, 10, 64)
 	if err != nil {
 		d.fail(&FieldError{Field: joinPath(path, key), Err: ErrWrongType, Expected: "an integer", Got: describeRaw(raw)})
 		return 0, false
@@ -510,7 +623,7 @@ func (d *refDecoder) producer(obj map[string]json.RawMessage, path string) *int6
 	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
 		return &n
 	}
-	d.fail(&FieldError{Field: path + ".producer_action_id", Err: ErrWrongType, Expected: "an integer", Got: describeRaw(raw)})
+	d.warn(&FieldError{Field: path + ".producer_action_id", Err: ErrWrongType, Expected: "an integer", Got: describeRaw(raw)}, "read as no producer")
 	return nil
 }
 
@@ -539,18 +652,39 @@ func (d *refDecoder) ids(obj map[string]json.RawMessage, key, path string) []str
 	}
 	var elems []json.RawMessage
 	if json.Unmarshal(raw, &elems) != nil {
-		d.fail(&FieldError{Field: joinPath(path, key), Err: ErrWrongType, Expected: "an id or an array of ids", Got: describeRaw(raw)})
+		d.warn(&FieldError{Field: joinPath(path, key), Err: ErrWrongType, Expected: "an id or an array of ids", Got: describeRaw(raw)}, "read as none")
 		return nil
 	}
 	var ids []string
 	for i, elem := range elems {
 		id, ok := idString(elem)
 		if !ok {
-			d.fail(&FieldError{Field: fmt.Sprintf("%s.%s[%d]", path, key, i), Err: ErrWrongType, Expected: "a string or a number", Got: describeRaw(elem)})
+			id, ok = refID(elem)
+			fe := &FieldError{Field: fmt.Sprintf("%s.%s[%d]", path, key, i), Err: ErrWrongType, Expected: "a string or a number", Got: describeRaw(elem)}
+			if !ok {
+				d.warn(fe, "left out")
+				continue
+			}
+			d.warn(fe, "read as its id "+strconv.Quote(id))
 		}
 		ids = append(ids, id)
 	}
 	return ids
+}
+
+// refID returns the id of an object that refers to an artifact: its
+// artifact_id or id member.
+func refID(raw json.RawMessage) (string, bool) {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(raw, &obj) != nil {
+		return "", false
+	}
+	for _, k := range []string{"artifact_id", "id"} {
+		if id, ok := idString(obj[k]); ok && id != "" {
+			return id, true
+		}
+	}
+	return "", false
 }
 
 // idString returns the id a JSON string or number holds.
@@ -578,13 +712,13 @@ func (d *refDecoder) evidence(obj map[string]json.RawMessage, path string) []Evi
 	}
 	var elems []json.RawMessage
 	if json.Unmarshal(raw, &elems) != nil {
-		d.fail(&FieldError{Field: path + ".evidence", Err: ErrWrongType, Expected: "an array", Got: describeRaw(raw)})
+		d.warn(&FieldError{Field: path + ".evidence", Err: ErrWrongType, Expected: "an array", Got: describeRaw(raw)}, "read as none")
 		return nil
 	}
 	var evidence []Evidence
 	for i, elem := range elems {
 		epath := fmt.Sprintf("%s.evidence[%d]", path, i)
-		eobj, ok := d.object(elem, epath)
+		eobj, ok := d.lenientObject(elem, epath)
 		if !ok {
 			continue
 		}
@@ -696,7 +830,9 @@ func encodeEvent(e Event, runID string, top map[string]any, actions, artifacts, 
 	case e.Telemetry != nil:
 		*telemetry = append(*telemetry, e.Telemetry)
 	case e.Type.IsTerminal():
-		top["outcome"] = outcomeOf(e)
+		if e.End == nil || !e.End.Implied {
+			top["outcome"] = outcomeOf(e)
+		}
 	}
 	return nil
 }

@@ -54,8 +54,8 @@ func TestDecodeReferenceOrder(t *testing.T) {
 			"action:3 artifact:approval-1 action:4 artifact:cmd-1 run.error",
 		"decompose_interrupted.json": "run.start action:10 artifact:1 action:11 artifact:2 action:12 artifact:3 " +
 			"action:13 artifact:4 action:14 run.cancel",
-		// No outcome: no closing event.
-		"minimal.json": "run.start action:1",
+		// No outcome: a finished record ends as completed.
+		"minimal.json": "run.start action:1 run.finish",
 	} {
 		events, err := DecodeReference(name, fixtures[name])
 		if err != nil {
@@ -281,8 +281,7 @@ func TestDecodeReferenceErrors(t *testing.T) {
 		{"syntax", "{\n  \"trace_id\": \"t\",\n  \"actions\": [,]\n}", `trace.json:3:15: malformed JSON: invalid character ',' looking for beginning of value`, ErrMalformedJSON},
 		{"not an object", `[1, 2]`, `trace.json:1:1: wrong type: expected an object, got an array`, ErrWrongType},
 		{"required members", `{"agent": "a"}`, "trace.json:1:1: trace_id: missing field: expected a non-empty string\n" +
-			"trace.json:1:1: actions: missing field: expected an array\n" +
-			"trace.json:1:1: artifacts: missing field: expected an array", ErrMissingField},
+			"trace.json:1:1: actions: missing field: expected an array", ErrMissingField},
 		{"id not an integer", "{\"trace_id\": \"t\", \"artifacts\": [],\n \"actions\": [{\"id\": 1, \"type\": \"A\"}, {\"id\": \"x\", \"type\": \"B\"}]}",
 			`trace.json:2:45: actions[1].id: wrong type: expected an integer, got "x"`, ErrWrongType},
 		{"fractional id", `{"trace_id": "t", "artifacts": [], "actions": [{"id": 1.5, "type": "A"}]}`,
@@ -295,26 +294,10 @@ func TestDecodeReferenceErrors(t *testing.T) {
 			`trace.json:1:48: actions[0].type: missing field: expected a non-empty string`, ErrMissingField},
 		{"bad status", `{"trace_id": "t", "artifacts": [], "actions": [{"id": 1, "type": "A", "status": "ok"}]}`,
 			`trace.json:1:81: actions[0].status: invalid value: expected "", "completed" or "failed", got "ok"`, ErrInvalidValue},
-		{"label not a string", `{"trace_id": "t", "artifacts": [], "actions": [{"id": 1, "type": "A", "label": 7}]}`,
-			`trace.json:1:80: actions[0].label: wrong type: expected a string, got 7`, ErrWrongType},
-		{"input not an id", `{"trace_id": "t", "artifacts": [], "actions": [{"id": 1, "type": "A", "inputs": ["a", {"id": "b"}]}]}`,
-			`trace.json:1:87: actions[0].inputs[1]: wrong type: expected a string or a number, got an object`, ErrWrongType},
-		{"evidence entry", `{"trace_id": "t", "artifacts": [], "actions": [{"id": 1, "type": "A", "evidence": ["a.go"]}]}`,
-			`trace.json:1:84: actions[0].evidence[0]: wrong type: expected an object, got "a.go"`, ErrWrongType},
 		{"artifact id", `{"trace_id": "t", "actions": [], "artifacts": [{"artifact_type": "SourceCode"}]}`,
 			`trace.json:1:48: artifacts[0].artifact_id: missing field: expected a non-empty string`, ErrMissingField},
-		{"producer", `{"trace_id": "t", "actions": [], "artifacts": [{"artifact_id": "a", "artifact_type": "T", "producer_action_id": "abc"}]}`,
-			`trace.json:1:113: artifacts[0].producer_action_id: wrong type: expected an integer, got "abc"`, ErrWrongType},
-		{"high stakes paths", `{"trace_id": "t", "high_stakes_paths": ["deploy/", 3], "actions": [], "artifacts": []}`,
-			`trace.json:1:40: high_stakes_paths: wrong type: expected an array of strings, got an array`, ErrWrongType},
 		{"trace_id too long", `{"trace_id": "` + strings.Repeat("t", 300) + `", "actions": [], "artifacts": []}`,
 			`trace.json:1:14: trace_id: too large: expected at most 256 bytes, got 300 bytes`, ErrTooLarge},
-		{"residual entry", `{"trace_id": "t", "actions": [], "artifacts": [], "residuals": ["overflow"]}`,
-			`trace.json:1:65: residuals[0]: wrong type: expected an object, got "overflow"`, ErrWrongType},
-		{"outcome type", `{"trace_id": "t", "actions": [], "artifacts": [], "outcome": {"type": "ProcessPaused"}}`,
-			`trace.json:1:71: outcome.type: invalid value: expected ProcessCompleted, ProcessAborted or ProcessInterrupted, got "ProcessPaused"`, ErrInvalidValue},
-		{"outcome without type", `{"trace_id": "t", "actions": [], "artifacts": [], "outcome": {}}`,
-			`trace.json:1:62: outcome.type: missing field: expected ProcessCompleted, ProcessAborted or ProcessInterrupted`, ErrMissingField},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			events, err := DecodeReference("trace.json", []byte(tc.doc))
@@ -373,6 +356,104 @@ func TestEncodeReferenceErrors(t *testing.T) {
 	} {
 		if _, err := EncodeReference(tc.events); err == nil || err.Error() != tc.want {
 			t.Errorf("EncodeReference() = %v, want %s", err, tc.want)
+		}
+	}
+}
+
+// TestDecodeReferenceWarnings: a value in a form the format does not define
+// does not make a real trace unreadable. It is read as well as it can be, or
+// left out, with a warning naming it and saying how it was read; the trace
+// converts all the same, and what was left out stays in Extra.
+func TestDecodeReferenceWarnings(t *testing.T) {
+	for _, tc := range []struct {
+		name, doc, want string
+		check           func(t *testing.T, events []Event)
+	}{
+		{"label not a string", `{"trace_id": "t", "artifacts": [], "actions": [{"id": 1, "type": "A", "label": 7}]}`,
+			`trace.json:1:80: actions[0].label: wrong type: expected a string, got 7; read as "7"`,
+			func(t *testing.T, ev []Event) {
+				if ev[1].Action.Label != "7" {
+					t.Errorf("label %q", ev[1].Action.Label)
+				}
+			}},
+		{"rationale an object", `{"trace_id": "t", "actions": [{"id": 1, "type": "A", "rationale": {"why": "x"}}]}`,
+			`trace.json:1:67: actions[0].rationale: wrong type: expected a string, got an object; left out`,
+			func(t *testing.T, ev []Event) {
+				if ev[1].Action.Rationale != "" || string(ev[1].Action.Extra["rationale"]) != `{"why": "x"}` {
+					t.Errorf("rationale %q, extra %s", ev[1].Action.Rationale, ev[1].Action.Extra["rationale"])
+				}
+			}},
+		{"input an object", `{"trace_id": "t", "artifacts": [], "actions": [{"id": 1, "type": "A", "inputs": ["a", {"id": "b"}, [1]]}]}`,
+			"trace.json:1:87: actions[0].inputs[1]: wrong type: expected a string or a number, got an object; read as its id \"b\"\n" +
+				`trace.json:1:100: actions[0].inputs[2]: wrong type: expected a string or a number, got an array; left out`,
+			func(t *testing.T, ev []Event) {
+				if got := strings.Join(ev[1].Action.Inputs, ","); got != "a,b" {
+					t.Errorf("inputs %s", got)
+				}
+			}},
+		{"evidence entry", `{"trace_id": "t", "artifacts": [], "actions": [{"id": 1, "type": "A", "evidence": ["a.go", {"type": "FileRef", "ref": "b.go"}]}]}`,
+			`trace.json:1:84: actions[0].evidence[0]: wrong type: expected an object, got "a.go"; left out`,
+			func(t *testing.T, ev []Event) {
+				if len(ev[1].Action.Evidence) != 1 || ev[1].Action.Evidence[0].Ref != "b.go" {
+					t.Errorf("evidence %+v", ev[1].Action.Evidence)
+				}
+			}},
+		{"producer", `{"trace_id": "t", "actions": [], "artifacts": [{"artifact_id": "a", "artifact_type": "T", "producer_action_id": "abc"}]}`,
+			`trace.json:1:113: artifacts[0].producer_action_id: wrong type: expected an integer, got "abc"; read as no producer`, nil},
+		{"high stakes path a string", `{"trace_id": "t", "high_stakes_paths": "deploy/", "actions": [], "artifacts": []}`,
+			`trace.json:1:40: high_stakes_paths: wrong type: expected an array of strings, got "deploy/"; read as a list of one`,
+			func(t *testing.T, ev []Event) {
+				if len(ev[0].Start.HighStakesPaths) != 1 || ev[0].Start.HighStakesPaths[0] != "deploy/" {
+					t.Errorf("high_stakes_paths %v", ev[0].Start.HighStakesPaths)
+				}
+			}},
+		{"residual entry", `{"trace_id": "t", "actions": [], "artifacts": [], "residuals": ["overflow"]}`,
+			`trace.json:1:65: residuals[0]: wrong type: expected an object, got "overflow"; left out`, nil},
+		{"telemetry an object", `{"trace_id": "t", "actions": [], "telemetry": {"spans": 3}}`,
+			`trace.json:1:47: telemetry: wrong type: expected an array, got an object; read as none`, nil},
+		{"outcome type", `{"trace_id": "t", "actions": [], "artifacts": [], "outcome": {"type": "ProcessPaused"}}`,
+			`trace.json:1:71: outcome.type: invalid value: expected ProcessCompleted, ProcessAborted or ProcessInterrupted, got "ProcessPaused"; the run ends as completed`,
+			lastIs(TypeRunFinish)},
+		{"outcome without type", `{"trace_id": "t", "actions": [], "artifacts": [], "outcome": {"status": "done"}}`,
+			`trace.json:1:62: outcome.type: missing field: expected ProcessCompleted, ProcessAborted or ProcessInterrupted; the run ends as completed`,
+			lastIs(TypeRunFinish)},
+		{"outcome a string", `{"trace_id": "t", "actions": [], "outcome": "ProcessAborted"}`, "", lastIs(TypeRunError)},
+		{"no outcome", `{"trace_id": "t", "actions": []}`, "",
+			func(t *testing.T, ev []Event) {
+				if last := ev[len(ev)-1]; last.Type != TypeRunFinish || last.End == nil || !last.End.Implied {
+					t.Errorf("last event %+v", last)
+				}
+			}},
+		{"quoted action id", `{"trace_id": "t", "actions": [{"id": "2", "type": "B"}, {"id": 1, "type": "A"}]}`, "",
+			func(t *testing.T, ev []Event) {
+				if ev[1].Action.ID != 1 || ev[2].Action.ID != 2 {
+					t.Errorf("ids %d %d", ev[1].Action.ID, ev[2].Action.ID)
+				}
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			events, warnings, err := DecodeReferenceWarn("trace.json", []byte(tc.doc))
+			if err != nil {
+				t.Fatalf("refused: %v", err)
+			}
+			got := ""
+			if warnings != nil {
+				got = warnings.Error()
+			}
+			if got != tc.want {
+				t.Errorf("warnings\n got %s\nwant %s", got, tc.want)
+			}
+			if tc.check != nil {
+				tc.check(t, events)
+			}
+		})
+	}
+}
+
+func lastIs(typ EventType) func(*testing.T, []Event) {
+	return func(t *testing.T, ev []Event) {
+		if last := ev[len(ev)-1]; last.Type != typ {
+			t.Errorf("last event %s, want %s", last.Type, typ)
 		}
 	}
 }

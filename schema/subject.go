@@ -118,6 +118,18 @@ func (s Subjects) Alert(ruleID string) string { return s.Prefix + ".alerts." + R
 // Decide is the request subject of the decision service for partition k.
 func (s Subjects) Decide(k int) string { return fmt.Sprintf("%s.decide.%d", s.Prefix, k) }
 
+// The key-value buckets of the monitor workers (Subjects.Bucket).
+const (
+	BucketWorkers     = "workers"     // the live workers
+	BucketLeases      = "leases"      // who owns each partition
+	BucketCheckpoints = "checkpoints" // each partition's checkpoint
+	BucketRules       = "rules"       // the rule manifest
+)
+
+// Bucket is the name of the workers' key-value bucket name (BucketWorkers…)
+// under the prefix: <prefix>_<name>.
+func (s Subjects) Bucket(name string) string { return s.Prefix + "_" + name }
+
 // EventMsgID is the Nats-Msg-Id of an event: publishing it twice stores it
 // once.
 //
@@ -131,9 +143,13 @@ func EventMsgID(runID string, seq uint64) string {
 }
 
 // VerdictMsgID is the Nats-Msg-Id of a verdict: the run token, the rule id
-// as a token, and the seq.
+// as a token, the seq and the status. The status is part of it because a
+// rule can change twice at one seq: a run that ends without a terminal
+// event (idle, or cut off) gets its end-of-run verdict at the seq of its
+// last event, which the step's own verdict (pending) already carries; the
+// two are different transitions and must both be stored.
 func VerdictMsgID(v *VerdictEvent) string {
-	return RunToken(v.RunID) + ":" + RunToken(v.Rule.ID) + ":" + strconv.FormatUint(v.Seq, 10)
+	return RunToken(v.RunID) + ":" + RunToken(v.Rule.ID) + ":" + strconv.FormatUint(v.Seq, 10) + ":" + string(v.Status)
 }
 
 // HeaderRule is set on a verdict message of a rule whose meaning changed:
@@ -146,9 +162,15 @@ const HeaderRule = "Ponens-Rule"
 // Dead-letter headers: why an event was refused, and where.
 const (
 	HeaderError  = "Ponens-Error"  // the message: file/line/field and what was expected
-	HeaderReason = "Ponens-Reason" // a stable code: malformed, invalid, unknown-type, too-large, seq-gap, seq-repeat, after-end
+	HeaderReason = "Ponens-Reason" // a stable code: malformed, invalid, unknown-type, too-large, seq-gap, seq-repeat, after-end, run-mismatch
 	HeaderSource = "Ponens-Source" // where it came from: gateway, worker, publish
 )
+
+// HeaderHash is set on each event published by the Go client: the hex
+// SHA-256 of the message body. When JetStream reports a publish as a
+// duplicate (the message id seen before), the client compares it with the
+// stored message's to tell a retry from a conflicting event.
+const HeaderHash = "Ponens-Hash"
 
 // HeaderTruncated is set on a dead letter whose body is only the first bytes
 // of what was refused (too large to keep whole); its value is the size of the
@@ -165,6 +187,10 @@ const (
 	ReasonSeqGap      = "seq-gap"      // a run's seq skipped a number
 	ReasonSeqRepeat   = "seq-repeat"   // a run's seq did not increase
 	ReasonAfterEnd    = "after-end"    // an event after the run's terminal event
+	// ReasonConflictingDuplicate: the run and seq of a stored event, with
+	// other content.
+	ReasonConflictingDuplicate = "conflicting-duplicate"
+	ReasonRunMismatch          = "run-mismatch" // an event whose runId is not the run of the subject it came on
 )
 
 // Dead-letter sources: the values of HeaderSource.
@@ -190,6 +216,7 @@ func DeadLetterReason(err error) string {
 		{ErrSeqGap, ReasonSeqGap},
 		{ErrSeqRepeat, ReasonSeqRepeat},
 		{ErrAfterEnd, ReasonAfterEnd},
+		{ErrConflictingDuplicate, ReasonConflictingDuplicate},
 	} {
 		if errors.Is(err, r.sentinel) {
 			return r.reason

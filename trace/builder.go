@@ -52,8 +52,8 @@ func (b *Builder) IndexProducers() { b.slimIndex = true }
 func (b *Builder) DropGraph() { b.dropGraph = true }
 
 // SlimStart makes the builder keep of run.start only what formulas read:
-// that it came, and its high-stakes paths (Trace.Start has no other field
-// set). A monitor of many short runs holds less that way.
+// that it came, its high-stakes paths, the reference models it declares and
+// files_modified (Trace.Start has no other field set). A monitor of many short runs holds less that way.
 func (b *Builder) SlimStart() { b.slimStart = true }
 
 // SlimProducers makes the builder, when positions are dropped, point the
@@ -77,7 +77,7 @@ func (b *Builder) Add(ev *schema.Event) {
 		case t.Start == nil:
 			t.Start = &schema.RunStart{}
 		case b.slimStart:
-			t.Start = &schema.RunStart{HighStakesPaths: slices.Clip(t.Start.HighStakesPaths)}
+			t.Start = &schema.RunStart{HighStakesPaths: slices.Clip(t.Start.HighStakesPaths), Extra: startFacts(t.Start.Extra)}
 		}
 	case schema.TypeAction:
 		b.Seal()
@@ -221,9 +221,10 @@ func (b *Builder) Seal() {
 }
 
 // slim is a copy of a sealed position with only what the output index and
-// the artifacts' producer links need: no event.
+// the artifacts' producer links need: no event, but its own target.
 func (p *Position) slim() *Position {
 	return &Position{Index: p.Index, Action: &schema.Action{ID: p.Action.ID, Outputs: p.Action.Outputs},
+		target: p.Target(), targetDone: true, // the lineage targets of what it produced read it
 		Produced: slices.Clone(p.Produced), nArtifacts: p.nArtifacts, nResiduals: p.nResiduals, nTelemetry: p.nTelemetry, started: p.started}
 }
 

@@ -87,6 +87,8 @@ type Artifact struct {
 
 	payload map[string]any
 	decoded bool
+	// lineageTargets is nil until LineageTargets is first asked.
+	lineageTargets []string
 }
 
 // Lookup returns the artifact with the given id, or else the latest one with
@@ -171,6 +173,67 @@ func (t *Trace) HighStakesPaths() []string {
 		return nil
 	}
 	return t.Start.HighStakesPaths
+}
+
+// modelKeys are the run.start members that declare reference models
+// (ref_model).
+var modelKeys = []string{"reference_models", "policies"}
+
+// startFacts keeps of a run.start's extra members those formulas read: the
+// reference models it declares and files_modified.
+func startFacts(extra map[string]json.RawMessage) map[string]json.RawMessage {
+	var out map[string]json.RawMessage
+	for _, k := range append(modelKeys, "files_modified") {
+		if raw, ok := extra[k]; ok {
+			if out == nil {
+				out = map[string]json.RawMessage{}
+			}
+			out[k] = raw
+		}
+	}
+	return out
+}
+
+// FilesModified returns the trace-level files_modified list (the strings in
+// it), or nil when the run declares none.
+func (t *Trace) FilesModified() []string {
+	if t.Start == nil {
+		return nil
+	}
+	var list []any
+	if json.Unmarshal(t.Start.Extra["files_modified"], &list) != nil {
+		return nil
+	}
+	var out []string
+	for _, x := range list {
+		if s, ok := x.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// DeclaresModel reports whether the run declares reference model id: an
+// entry of its reference_models or policies whose id, policy_id,
+// reference_model_id or reference_model is id.
+func (t *Trace) DeclaresModel(id string) bool {
+	if t.Start == nil || id == "" {
+		return false
+	}
+	for _, k := range modelKeys {
+		var entries []map[string]any
+		if json.Unmarshal(t.Start.Extra[k], &entries) != nil {
+			continue
+		}
+		for _, e := range entries {
+			for _, f := range []string{"id", "policy_id", "reference_model_id", "reference_model"} {
+				if v, ok := e[f].(string); ok && v == id {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // Outcome is how the run ended: completed (run.finish), errored (run.error)
@@ -270,20 +333,87 @@ func (p *Position) Target() string {
 }
 
 // TargetSet returns the targets that scope P_target and H_target at p: its
-// own target and the targets and names of its direct inputs and outputs,
-// sorted, without duplicates.
+// own target, and the lineage targets (Artifact.LineageTargets) of its
+// inputs and outputs, sorted, without duplicates. It is computed once, when
+// first asked (the position is sealed by then).
 func (p *Position) TargetSet() []string {
 	if p.targets == nil {
-		ts := []string{p.Target()}
-		for _, a := range p.Inputs {
-			ts = append(ts, a.Target(), a.Name)
+		set := sortedUnique([]string{p.Target()})
+		for _, as := range [][]*Artifact{p.Inputs, p.Produced} {
+			for _, a := range as {
+				set = union(set, a.LineageTargets())
+			}
 		}
-		for _, a := range p.Produced {
-			ts = append(ts, a.Target(), a.Name)
-		}
-		p.targets = sortedUnique(ts)
+		p.targets = set
 	}
 	return p.targets
+}
+
+// union merges two sorted sets. When one holds the other it is returned as
+// it is, so positions and artifacts whose lineage adds nothing new share one
+// slice.
+func union(a, b []string) []string {
+	switch {
+	case containsAll(b, a):
+		return b
+	case containsAll(a, b):
+		return a
+	}
+	out := make([]string, 0, len(a)+len(b))
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		switch c := strings.Compare(a[i], b[j]); {
+		case c < 0:
+			out = append(out, a[i])
+			i++
+		case c > 0:
+			out = append(out, b[j])
+			j++
+		default:
+			out = append(out, a[i])
+			i, j = i+1, j+1
+		}
+	}
+	out = append(out, a[i:]...)
+	return append(out, b[j:]...)
+}
+
+// LineageTargets returns the targets of a's lineage: the target and name of
+// a and of each of its derived_from ancestors, and the own target of the
+// action that produced each of them, sorted, without duplicates. It is
+// computed once per artifact from its parents' sets, so its cost grows with
+// the number of distinct targets in the lineage, not with its depth.
+func (a *Artifact) LineageTargets() []string {
+	if a.lineageTargets == nil {
+		own := []string{a.Target(), a.Name}
+		if a.Producer != nil {
+			own = append(own, a.Producer.Target())
+		}
+		set := sortedUnique(own)
+		for _, q := range a.Parents {
+			set = union(set, q.LineageTargets())
+		}
+		a.lineageTargets = set
+	}
+	return a.lineageTargets
+}
+
+// containsAll reports whether the sorted set holds every string of the
+// sorted set xs.
+func containsAll(set, xs []string) bool {
+	if len(xs) > len(set) {
+		return false
+	}
+	i := 0
+	for _, x := range xs {
+		for i < len(set) && set[i] < x {
+			i++
+		}
+		if i == len(set) || set[i] != x {
+			return false
+		}
+	}
+	return true
 }
 
 func (p *Position) findTarget() string {

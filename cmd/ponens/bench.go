@@ -27,12 +27,12 @@ import (
 
 	"github.com/ponens/ponens/config"
 	"github.com/ponens/ponens/examples"
-	"github.com/ponens/ponens/ingest/jetstream"
 	"github.com/ponens/ponens/internal/loadgen"
 	"github.com/ponens/ponens/monitor/worker"
 	"github.com/ponens/ponens/policy/ruleset"
 	"github.com/ponens/ponens/query/alert"
 	"github.com/ponens/ponens/schema"
+	"github.com/ponens/ponens/transport"
 )
 
 func init() { subcommands = append(subcommands, newBenchCommand) }
@@ -143,12 +143,14 @@ func runBench(cmd *cobra.Command, f *benchFlags) error {
 		opts.Progress = cmd.ErrOrStderr()
 	}
 
+	cfg, err := loadConfig(cmd, nil)
+	if err != nil {
+		return err
+	}
+	natsCfg := cfg.NATS
+	natsCfg.URL = f.url
 	url, where := f.url, ""
 	if f.url == "" {
-		cfg, err := loadConfig(cmd, nil)
-		if err != nil {
-			return err
-		}
 		set, err := benchRules(cmd, &f.rf)
 		if err != nil {
 			return err
@@ -167,7 +169,7 @@ func runBench(cmd *cobra.Command, f *benchFlags) error {
 			level.Set(slog.LevelError)
 			e.stop()
 		}()
-		url = e.srv.ClientURL()
+		url, natsCfg = e.srv.ClientURL(), e.cfg
 		rules := fmt.Sprintf("%d rules", len(set.Rules))
 		if !cmd.Flags().Changed("rules") && !cmd.Flags().Changed("formula") {
 			rules += " (the built-in examples)"
@@ -184,14 +186,14 @@ func runBench(cmd *cobra.Command, f *benchFlags) error {
 		where = "ponens serve at " + f.url
 	}
 
-	pubConn, err := nats.Connect(url, nats.Name("ponens-bench-publish"))
+	pubConn, err := connectNATS(natsCfg, transport.RoleAgent, "ponens bench", false)
 	if err != nil {
-		return exitWith(exitUnavailable, "connect to %s: %v", url, err)
+		return err
 	}
 	defer pubConn.Close()
-	subConn, err := nats.Connect(url, nats.Name("ponens-bench-listen"))
+	subConn, err := connectNATS(natsCfg, transport.RoleAdmin, "ponens bench", false) // reads the consumers' progress
 	if err != nil {
-		return exitWith(exitUnavailable, "connect to %s: %v", url, err)
+		return err
 	}
 	defer subConn.Close()
 
@@ -281,10 +283,11 @@ func rateText(rate float64, backlog int) string {
 
 // startEmbedded starts a NATS server with JetStream in a temporary
 // directory, provisions the streams, and starts f.workers workers and the
-// alert stage on one connection, as `ponens serve` does with cfg (its NATS
-// stream settings and worker tunables; the prefix and partitions of f); it
-// returns once the workers share every partition and the alert stage
-// listens.
+// alert stage, as `ponens serve` does with cfg (its NATS stream settings,
+// worker tunables and server TLS; the prefix and partitions of f): with
+// generated per-role nkeys in the temporary directory, each part
+// connecting in its role. It returns once the workers share every
+// partition and the alert stage listens.
 func startEmbedded(ctx context.Context, f *benchFlags, cfg config.Config, set *ruleset.Set, log *slog.Logger) (_ *embeddedServer, err error) {
 	dir, err := os.MkdirTemp("", "ponens-bench-*")
 	if err != nil {
@@ -296,31 +299,51 @@ func startEmbedded(ctx context.Context, f *benchFlags, cfg config.Config, set *r
 			e.stop()
 		}
 	}()
-	e.srv, err = jetstream.StartEmbedded(jetstream.EmbeddedOptions{Listen: "127.0.0.1:-1", StoreDir: dir, Name: "ponens-bench"})
+	natsCfg := cfg.NATS
+	natsCfg.StoreDir, natsCfg.Prefix, natsCfg.Partitions = dir, f.prefix, f.partitions
+	natsCfg.User, natsCfg.Password, natsCfg.NkeySeedFile, natsCfg.CredsFile = "", "", "", ""
+	natsCfg.Server.Users = config.ServerUsers{}
+	users, tls, err := embeddedAuth(natsCfg, func(string, ...any) {})
 	if err != nil {
 		return nil, exitWith(exitBadInput, "ponens bench: %v", err)
 	}
-	natsCfg := cfg.NATS
-	natsCfg.URL, natsCfg.Prefix, natsCfg.Partitions = e.srv.ClientURL(), f.prefix, f.partitions
-	nc, js, err := openStreams(ctx, natsCfg, "ponens bench")
+	e.srv, err = transport.StartEmbedded(transport.EmbeddedOptions{Listen: "127.0.0.1:-1", StoreDir: dir, Name: "ponens-bench",
+		Users: users, TLS: tls, Subjects: streamConfig(natsCfg).Subjects()})
+	if err != nil {
+		return nil, exitWith(exitBadInput, "ponens bench: %v", err)
+	}
+	natsCfg.URL = e.srv.ClientURL()
+	e.cfg = natsCfg
+	nc, js, err := openStreams(ctx, natsCfg, transport.RoleAdmin, "ponens bench")
 	if err != nil {
 		return nil, err
 	}
-	e.nc = nc
+	e.conns = append(e.conns, nc)
+	wc, err := connectNATS(natsCfg, transport.RoleWorker, "ponens bench", false)
+	if err != nil {
+		return nil, err
+	}
+	e.conns = append(e.conns, wc)
+	ac, err := connectNATS(natsCfg, transport.RoleAlert, "ponens bench", false)
+	if err != nil {
+		return nil, err
+	}
+	e.conns = append(e.conns, ac)
 	sub := streamConfig(natsCfg).Subjects()
 	runCtx, cancel := context.WithCancel(context.Background())
 	e.cancel = cancel
 	e.g, runCtx = errgroup.WithContext(runCtx)
 	workers := make([]*worker.Worker, f.workers)
+	wjs := newJetStream(wc)
 	for i := range workers {
-		workers[i], err = worker.New(nc, js, workerOptions(fmt.Sprintf("bench-%d-%d", os.Getpid(), i), sub, set, js, log, cfg))
+		workers[i], err = worker.New(wc, wjs, workerOptions(fmt.Sprintf("bench-%d-%d", os.Getpid(), i), sub, set, wjs, log, cfg))
 		if err != nil {
 			return nil, err
 		}
 		w := workers[i]
 		e.g.Go(func() error { return w.Run(runCtx) })
 	}
-	e.g.Go(func() error { return alert.New(nc, js, sub, sub.Prefix+"-alerts").Run(runCtx) })
+	e.g.Go(func() error { return alert.New(ac, newJetStream(ac), sub, sub.Prefix+"-alerts").Run(runCtx) })
 	if err := waitReady(ctx, runCtx, js, workers, sub); err != nil {
 		return nil, err
 	}
@@ -331,7 +354,8 @@ func startEmbedded(ctx context.Context, f *benchFlags, cfg config.Config, set *r
 // loopback.
 type embeddedServer struct {
 	srv    *server.Server
-	nc     *nats.Conn
+	cfg    config.NATSConfig // how its clients connect
+	conns  []*nats.Conn
 	cancel context.CancelFunc
 	g      *errgroup.Group
 	dir    string
@@ -347,8 +371,8 @@ func (e *embeddedServer) stop() {
 			e.log.Warn("bench: pipeline", "err", err)
 		}
 	}
-	if e.nc != nil {
-		e.nc.Close()
+	for _, nc := range e.conns {
+		nc.Close()
 	}
 	if e.srv != nil {
 		e.srv.Shutdown()

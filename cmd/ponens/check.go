@@ -5,12 +5,15 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ponens/ponens/config"
 	"github.com/ponens/ponens/monitor"
+	"github.com/ponens/ponens/policy/eval"
 	"github.com/ponens/ponens/policy/ruleset"
 	"github.com/ponens/ponens/schema"
 	"github.com/ponens/ponens/sink/file"
@@ -20,24 +23,42 @@ func init() { subcommands = append(subcommands, newCheckCommand) }
 
 func newCheckCommand() *cobra.Command {
 	var rf ruleFlags
-	var outDir string
+	var outDir, verdictsDir, failOn string
 	var asJSON bool
+	var storeDir string
 	cmd := &cobra.Command{
-		Use:   "check [--rules PATH]... [--formula FORMULA [--id ID]]... [--out DIR] [--enforce] [--json] TRACE...",
+		Use:   "check [--rules PATH]... [--formula FORMULA [--id ID]]... [--out DIR] [--verdicts-dir DIR] [--enforce] [--fail-on violated|unresolved] [--json] TRACE...",
 		Short: "Monitor trace files and write their verdict streams and summary.json",
 		Long: `Run every run of the trace files through the streaming monitor, as if its
 events arrived live, and write the verdict artifacts: each run's verdict
 stream beside its trace file (<trace>.verdicts.jsonl, or
 <trace>.<runId>.verdicts.jsonl for a file of several runs) and summary.json,
-the rule × trace matrix of terminal statuses, into --out. A run without a
-closing event ends as the stream ended: open obligations are unresolved.
+the rule × trace matrix of terminal statuses, into --out. --verdicts-dir
+puts the verdict streams under DIR instead, at each trace id's path. The
+files get mode 0666 less the umask: verdict streams quote event payloads,
+so a umask such as 077 keeps them private.
 
-Prints a short summary (the summary JSON with --json). Exit 0 if no rule is
-violated on any trace, 1 if some rule is, 2 on bad input: a rule that does
-not parse or cannot be monitored, or a trace that cannot be read.`,
+Without --rules or --formula, each reference trace is checked against the
+policies it embeds (its "policies" list); a policy another trace embeds is
+not applicable to it. A reference trace is a finished record: without an
+outcome it ends as completed (the summary says so). An event stream without
+a closing event ends as the stream ended: open obligations are unresolved.
+
+With --store DIR, the events and verdicts also go into the embedded store
+at DIR (the ClickHouse engine installed by make deps), where ponens sql
+asks them questions; checking the same traces again replaces their rows.
+
+Prints a short summary (the summary JSON with --json). Exit 1 if some rule
+is violated on some trace, or its result by finite-trace semantics is fail
+(an unresolved obligation that would fail), or, with --fail-on unresolved,
+some cell is unresolved; 0 otherwise; 2 on bad input: a rule that does not
+parse or cannot be monitored, or a trace that cannot be read.`,
 		Example: `  ponens check --rules examples/rules examples/traces
   ponens check --rules examples/rules --out /tmp --json examples/traces/verify_proved.json
-  ponens check --formula 'G(GitCommit → P(RunTests))' --id tests examples/traces/fleet.jsonl`,
+  ponens check --rules examples/rules --out /tmp/ponens-check --verdicts-dir /tmp/ponens-check/verdicts examples/traces
+  ponens check --formula 'G(GitCommit → P(RunTests))' --id tests examples/traces/fleet.jsonl
+  ponens check --fail-on unresolved --rules examples/rules examples/traces/fleet.jsonl
+  ponens check --rules examples/rules --store data/store examples/traces`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return exitWith(exitBadInput, "ponens check: give at least one trace file")
@@ -49,13 +70,14 @@ not parse or cannot be monitored, or a trace that cannot be read.`,
 			if err != nil {
 				return err
 			}
-			set, err := rf.load(cfg.Rules.HighStakesPaths, cfg.Rules.Enforce)
-			if err != nil {
-				return err
+			if failOn != "violated" && failOn != "unresolved" {
+				return exitWith(exitBadInput, "ponens: --fail-on %q: expected violated or unresolved", failOn)
 			}
-			eng, errs := monitor.NewEngine(set)
-			if len(errs) > 0 {
-				return exitWith(exitBadInput, "%s", compileProblems(set, errs))
+			var given *monitor.Engine // the engine of --rules and --formula, if given
+			if rf.given() {
+				if given, err = loadEngine(&rf, cfg.Rules, cfg.Rules.Enforce); err != nil {
+					return err
+				}
 			}
 			if args, err = traceFiles(args, cmd.ErrOrStderr()); err != nil {
 				return err
@@ -66,26 +88,36 @@ not parse or cannot be monitored, or a trace that cannot be read.`,
 			if err := distinctFiles(args); err != nil {
 				return err
 			}
-			runs, err := readTraces(args, cfg.Trace.MaxEventBytes)
+			runs, err := readTraces(args, cfg.Trace, cmd.ErrOrStderr())
 			if err != nil {
 				return exitWith(exitBadInput, "%v", err)
 			}
 			if err := everyFileHasRuns(args, runs); err != nil {
 				return err
 			}
-			res, err := runCheck(eng, runs, outDir, newProgress(cmd.ErrOrStderr(), len(runs), progressMin, "checking", "traces"))
+			rules, engines, err := runEngines(given, runs, cfg.Rules.HighStakesPaths, cfg.Rules.Enforce, cmd.ErrOrStderr())
 			if err != nil {
 				return err
+			}
+			res, err := runCheck(rules, engines, runs, outDir, verdictsDir, newProgress(cmd.ErrOrStderr(), len(runs), progressMin, "checking", "traces"))
+			if err != nil {
+				return err
+			}
+			if storeDir != "" {
+				if err := storeCheck(cfg.Store.Lib, storeDir, runs, res.streams); err != nil {
+					return err
+				}
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {
 				if err := file.EncodeSummary(out, res.summary); err != nil {
 					return err
 				}
+				printImplied(cmd.ErrOrStderr(), res.implied)
 			} else {
 				printCheck(out, res)
 			}
-			if res.summary.Counts[schema.StatusViolated] > 0 {
+			if failed(res.summary, failOn) {
 				return &exitError{code: exitViolated}
 			}
 			return nil
@@ -93,9 +125,78 @@ not parse or cannot be monitored, or a trace that cannot be read.`,
 	}
 	rf.register(cmd)
 	cmd.Flags().StringVar(&outDir, "out", ".", "the directory summary.json is written to")
+	cmd.Flags().StringVar(&verdictsDir, "verdicts-dir", "", "write the verdict streams under this directory instead of beside the traces")
 	cmd.Flags().Bool("enforce", false, "enforce rule modes (rules.enforce); without it every rule only observes")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the summary JSON instead of the short summary")
+	cmd.Flags().StringVar(&failOn, "fail-on", "violated", "what exits 1: violated (a violated cell or a fail result), or unresolved (that, or an unresolved cell)")
+	cmd.Flags().StringVar(&storeDir, "store", "", "also store the events and verdicts in the embedded store at `DIR` (for ponens sql)")
 	return cmd
+}
+
+// failed reports whether a check exits 1: a cell is violated or a result
+// fail (an open obligation that finite-trace semantics call false is a
+// failure even when the stream ended unresolved), or, with --fail-on
+// unresolved, a cell is unresolved.
+func failed(s *schema.Summary, failOn string) bool {
+	if s.Counts[schema.StatusViolated] > 0 || (failOn == "unresolved" && s.Counts[schema.StatusUnresolved] > 0) {
+		return true
+	}
+	for _, row := range s.Matrix.Results {
+		if slices.Contains(row, string(eval.Fail)) {
+			return true
+		}
+	}
+	return false
+}
+
+// loadEngine builds the engine of the rules of --rules and --formula.
+func loadEngine(rf *ruleFlags, rc config.RulesConfig, enforce bool) (*monitor.Engine, error) {
+	set, err := rf.load(rc, enforce)
+	if err != nil {
+		return nil, err
+	}
+	eng, errs := monitor.NewEngine(set)
+	if len(errs) > 0 {
+		return nil, exitWith(exitBadInput, "%s", compileProblems(set, errs))
+	}
+	return eng, nil
+}
+
+// runEngines gives each run the engine it is checked with, and the rules
+// of the summary. With given (rules from --rules or --formula) every run
+// has it; without, each run has the policies its trace file embeds, and the
+// summary lists every trace's policies.
+func runEngines(given *monitor.Engine, runs []namedRun, highStakes []string, enforce bool, notes io.Writer) ([]monitor.Rule, []*monitor.Engine, error) {
+	engines := make([]*monitor.Engine, len(runs))
+	if given != nil {
+		for i := range engines {
+			engines[i] = given
+		}
+		return given.Rules(), engines, nil
+	}
+	sets, err := runSets(nil, runs, highStakes, enforce, notes)
+	if err != nil {
+		return nil, nil, err
+	}
+	var distinct []*monitor.Engine // one per trace file, in order
+	var files []string
+	for i, nr := range runs {
+		if i > 0 && sets[i] == sets[i-1] {
+			engines[i] = engines[i-1]
+			continue
+		}
+		eng, errs := monitor.NewEngine(sets[i])
+		if len(errs) > 0 {
+			return nil, nil, exitWith(exitBadInput, "%s", compileProblems(sets[i], errs))
+		}
+		engines[i] = eng
+		distinct, files = append(distinct, eng), append(files, nr.File)
+	}
+	rules, err := ruleUnion(distinct, files)
+	if err != nil {
+		return nil, nil, err
+	}
+	return rules, engines, nil
 }
 
 // compileProblems says which rules the monitor cannot evaluate and why,
@@ -157,12 +258,19 @@ type checkResult struct {
 	summaryPath string
 	// last holds, per trace, each rule's last verdict.
 	last []map[string]schema.VerdictEvent
+	// streams holds each trace's verdict stream, in the order of the runs.
+	streams [][]schema.VerdictEvent
+	// implied are the traces (reference traces without an outcome) that
+	// ended as completed because a trace file is a finished record.
+	implied []string
 }
 
-// runCheck monitors every run with its own Run of eng, then writes each
-// verdict stream beside its trace and summary.json into outDir. Bad input
+// runCheck monitors every run with its own Run of its engine (engines[i]
+// for runs[i]), lists its results against rules, then writes each
+// verdict stream beside its trace (or under verdictsDir) and summary.json
+// into outDir. Bad input
 // is found before anything is written.
-func runCheck(eng *monitor.Engine, runs []namedRun, outDir string, prog *progress) (*checkResult, error) {
+func runCheck(rules []monitor.Rule, engines []*monitor.Engine, runs []namedRun, outDir, verdictsDir string, prog *progress) (*checkResult, error) {
 	perFile := make(map[string]int)
 	for _, nr := range runs {
 		perFile[nr.File]++
@@ -171,21 +279,25 @@ func runCheck(eng *monitor.Engine, runs []namedRun, outDir string, prog *progres
 	for i, nr := range runs {
 		srcs[i] = file.Source{File: nr.File, RunID: nr.Run.ID, Multi: perFile[nr.File] > 1}
 	}
-	places, err := file.Layout(srcs)
+	places, err := file.Layout(srcs, verdictsDir)
 	if err != nil {
 		return nil, exitWith(exitBadInput, "ponens check: %v", err)
 	}
-	check, err := file.NewCheck(eng.Rules(), outDir)
+	check, err := file.NewCheck(rules, outDir)
 	if err != nil {
 		return nil, err
 	}
 	res := &checkResult{summaryPath: check.SummaryPath(), last: make([]map[string]schema.VerdictEvent, len(runs))}
 	streams := make([][]schema.VerdictEvent, len(runs))
 	for i, nr := range runs {
-		stream, results, err := monitorRun(eng, nr)
+		stream, results, err := monitorRun(engines[i], nr)
 		if err != nil {
 			prog.clear()
 			return nil, err
+		}
+		results = expandResults(rules, results)
+		if impliedEnd(nr.Run) {
+			res.implied = append(res.implied, places[i].ID)
 		}
 		t := file.Trace{ID: places[i].ID, RunID: nr.Run.ID, Verdicts: places[i].Verdicts, Events: nr.Run.Events, Stream: stream, Results: results}
 		if err := check.AddTrace(t); err != nil {
@@ -193,6 +305,7 @@ func runCheck(eng *monitor.Engine, runs []namedRun, outDir string, prog *progres
 			return nil, fmt.Errorf("internal error: %w", err)
 		}
 		streams[i] = stream
+		res.streams = append(res.streams, stream)
 		res.last[i] = make(map[string]schema.VerdictEvent)
 		for _, v := range stream {
 			res.last[i][v.Rule.ID] = v
@@ -282,6 +395,7 @@ func printCheck(w io.Writer, res *checkResult) {
 	if more > 0 {
 		fmt.Fprintf(w, "  … and %d more in %s\n", more, res.summaryPath)
 	}
+	printImplied(w, res.implied)
 	fmt.Fprintf(w, "wrote %s and %s\n", res.summaryPath, plural(len(s.Traces), "verdict stream"))
 }
 
@@ -295,3 +409,17 @@ func plural(n int, what string) string {
 // progressMin is the number of traces above which a terminal gets a
 // progress bar.
 const progressMin = 20
+
+// printImplied says which reference traces, having no outcome, ended as
+// completed.
+func printImplied(w io.Writer, implied []string) {
+	n := len(implied)
+	if n == 0 {
+		return
+	}
+	names := strings.Join(implied[:min(n, 3)], ", ")
+	if n > 3 {
+		names += ", …"
+	}
+	fmt.Fprintf(w, "%s without an outcome ended as completed (a trace file is a finished record): %s\n", plural(n, "reference trace"), names)
+}

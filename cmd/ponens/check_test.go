@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/ponens/ponens/schema"
-	"github.com/ponens/ponens/sink/file"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files of the check tests")
@@ -162,7 +161,7 @@ func TestCheckStreamsFoldToMatrix(t *testing.T) {
 		if err != nil {
 			t.Fatalf("trace %s: %v", tr.ID, err)
 		}
-		final := file.Fold(stream)
+		final := schema.Fold(stream)
 		for i, rule := range s.Matrix.Rules {
 			got, ok := final[rule]
 			if !ok {
@@ -265,6 +264,13 @@ func TestCheckExitCodes(t *testing.T) {
 		`{"v":1,"runId":"r","seq":2,"ts":"2025-01-01T00:00:00Z","type":"action","action":{"id":1}}`+"\n"), 0o644)
 	empty := filepath.Join(dir, "empty.jsonl")
 	os.WriteFile(empty, []byte("\n"), 0o644)
+	embedding := func(name, formula string) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(`{"trace_id": "`+name+`", "actions": [{"id": 1, "type": "GitCommit"}],
+ "policies": [{"policy_id": "p", "formula": "`+formula+`"}]}`), 0o644)
+		return p
+	}
+	p1, p2 := embedding("p1.json", "G(GitCommit → P(RunTests))"), embedding("p2.json", "G(GitCommit → P(Verify))")
 	tests := []struct {
 		name string
 		args []string
@@ -273,7 +279,12 @@ func TestCheckExitCodes(t *testing.T) {
 	}{
 		{"all satisfied", []string{"check", "--rules", rules, "--out", filepath.Join(dir, "o1"), traces[0]}, exitOK, nil},
 		{"some violated", []string{"check", "--rules", rules, "--out", filepath.Join(dir, "o2"), traces[0], traces[1]}, exitViolated, nil},
-		{"unresolved only", []string{"check", "--rules", rules, "--out", filepath.Join(dir, "o3"), traces[2]}, exitOK, nil},
+		// An obligation open when the stream stops is unresolved; its
+		// finite-trace result is fail, which fails the check.
+		{"unresolved, failing", []string{"check", "--rules", rules, "--out", filepath.Join(dir, "o3"), traces[2]}, exitViolated, nil},
+		{"unresolved, passing", []string{"check", "--formula", "G(GitCommit → P(RunTests))", "--formula", "F(RunTests) ∨ G(¬EditFile)", "--out", filepath.Join(dir, "o3"), traces[2]}, exitOK, nil},
+		{"fail on unresolved", []string{"check", "--formula", "G(GitCommit → P(RunTests))", "--formula", "F(RunTests) ∨ G(¬EditFile)", "--fail-on", "unresolved", "--out", filepath.Join(dir, "o3"), traces[2]}, exitViolated, nil},
+		{"fail on what", []string{"check", "--rules", rules, "--fail-on", "pending", traces[2]}, exitBadInput, []string{`--fail-on "pending": expected violated or unresolved`}},
 		{"bad trace line", []string{"check", "--rules", rules, "--out", filepath.Join(dir, "o4"), traces[0], bad}, exitBadInput, []string{bad + ":2", "action.type"}},
 		{"unknown formula syntax", []string{"check", "--formula", "G(a ∧ ∧ b)", "--out", filepath.Join(dir, "o5"), traces[0]}, exitBadInput, []string{"--formula", "syntax"}},
 		{"rule the monitor cannot run", []string{"check", "--formula", "G(GitCommit → P(F RunTests))", "--id", "odd", "--out", filepath.Join(dir, "o6"), traces[0]},
@@ -281,7 +292,10 @@ func TestCheckExitCodes(t *testing.T) {
 		{"empty trace", []string{"check", "--rules", rules, "--out", filepath.Join(dir, "o7"), traces[0], empty}, exitBadInput, []string{empty + ": no events"}},
 		{"missing trace", []string{"check", "--rules", rules, filepath.Join(dir, "nope.jsonl")}, exitBadInput, []string{"nope.jsonl"}},
 		{"no trace", []string{"check", "--rules", rules}, exitBadInput, []string{"give at least one trace file"}},
-		{"no rules", []string{"check", traces[0]}, exitBadInput, []string{"--formula or --rules"}},
+		{"no rules", []string{"check", traces[0]}, exitBadInput, []string{"--formula or --rules", "is not a reference trace embedding policies"}},
+		{"embedded policy defined twice", []string{"check", "--out", filepath.Join(dir, "o8"), p1, p2}, exitBadInput,
+			[]string{"policy p is defined differently in " + p1 + " (G(GitCommit → P(RunTests))) and " + p2 + " (G(GitCommit → P(Verify)))"}},
+		{"embedded policy", []string{"check", "--out", filepath.Join(dir, "o8"), p1}, exitViolated, nil},
 		{"trace twice", []string{"check", "--rules", rules, traces[0], filepath.Join(filepath.Dir(traces[0]), ".", "run.jsonl")}, exitBadInput, []string{"is given twice"}},
 	}
 	for _, tt := range tests {

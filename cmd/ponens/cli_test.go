@@ -80,16 +80,18 @@ func runBinary(t *testing.T, dir string, env []string, args ...string) cliResult
 	return cliResult{out.String(), errOut.String(), code}
 }
 
-// startServe runs `ponens serve` in dir on free loopback addresses and
+// startServe runs `ponens serve` in dir (its store the default data/nats,
+// with the per-role nkeys it generates) on free loopback addresses and
 // returns its NATS URL and gateway address once its gateway listens, and
 // its stderr; the process is stopped when the test ends.
-func startServe(t *testing.T, dir string) (string, string, *syncBuffer) {
+func startServe(t *testing.T, dir string, env ...string) (string, string, *syncBuffer) {
 	t.Helper()
 	natsAddr, httpAddr := freeAddr(t), freeAddr(t)
 	repo, _ := filepath.Abs("../..")
 	cmd := exec.Command(ponensBinary(t), "serve", "--rules", filepath.Join(repo, "examples", "rules"),
-		"--listen", natsAddr, "--http", httpAddr, "--data", filepath.Join(dir, "nats"))
+		"--listen", natsAddr, "--http", httpAddr, "--store", filepath.Join(dir, "serve-store")) // stores in dir/data/nats, where the other commands run in dir find its credentials
 	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
 	var errOut syncBuffer
 	cmd.Stderr = &errOut
 	stdout, err := cmd.StdoutPipe()
@@ -149,10 +151,19 @@ func TestCLIExitCodes(t *testing.T) {
 		}
 		return p
 	}
+	conflicting := write("conflicting.jsonl", `{"v":1,"runId":"ended-1","seq":1,"ts":"2026-01-01T00:00:00Z","type":"run.start","start":{}}
+{"v":1,"runId":"ended-1","seq":2,"ts":"2026-01-01T00:00:09Z","type":"run.finish","end":{}}
+`)
 	ended := write("ended.jsonl", `{"v":1,"runId":"ended-1","seq":1,"ts":"2026-01-01T00:00:00Z","type":"run.start","start":{}}
 {"v":1,"runId":"ended-1","seq":2,"ts":"2026-01-01T00:00:01Z","type":"run.finish","end":{}}
 `)
 	notraces := filepath.Dir(write("notraces/readme.txt", "no traces here\n"))
+	corpus := filepath.Join(work, "corpus")
+	if err := os.CopyFS(corpus, os.DirFS(filepath.Join(repo, "testdata", "corpus"))); err != nil {
+		t.Fatal(err)
+	}
+	cp := func(p string) string { return filepath.Join(corpus, p) }
+	misspelled := write("misspelled.json", `{"id": "m", "fromula": "G(a)"}`)
 	taken, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -160,7 +171,14 @@ func TestCLIExitCodes(t *testing.T) {
 	defer taken.Close()
 	down := "nats://127.0.0.1:1" // port 1 on loopback refuses
 	url, gatewayAddr, serveLog := startServe(t, work)
+	for _, role := range []string{"agent", "gateway", "worker", "alert", "sink", "admin"} {
+		st, err := os.Stat(filepath.Join(work, "data", "nats", "credentials", role+".nk"))
+		if err != nil || st.Mode().Perm() != 0o600 {
+			t.Fatalf("serve's %s credentials: %v, %v", role, st, err)
+		}
+	}
 	noWait := []string{"PONENS_NATS_START_WAIT=0s"}
+	store := filepath.Join(work, "store")
 	const formula = "G(GitCommit → P(RunTests))"
 
 	for _, tc := range []struct {
@@ -179,30 +197,64 @@ func TestCLIExitCodes(t *testing.T) {
 		{name: "check violated", args: []string{"check", "--rules", ex("rules"), "--out", work, traces}, code: 1, want: "7 violated"},
 		{name: "check again: verdict streams skipped", args: []string{"check", "--rules", ex("rules"), "--out", work, traces}, code: 1, want: "9 rules × 5 traces: 36 satisfied, 7 violated"},
 		{name: "check satisfied", args: []string{"check", "--formula", formula, "--out", work, filepath.Join(traces, "verify_proved.json")}, want: "1 satisfied, 0 violated"},
+		{name: "check reference over its limit", args: []string{"check", "--formula", formula, "--out", work, filepath.Join(traces, "verify_proved.json")},
+			env: []string{"PONENS_TRACE_MAX_REFERENCE_BYTES=2048"}, code: 2, want: "verify_proved.json: too large: expected at most 2048 bytes (trace.max_reference_bytes), got 4806 bytes"},
+		{name: "check trace file over its limit", args: []string{"check", "--formula", formula, "--out", work, filepath.Join(traces, "fleet.jsonl")},
+			env: []string{"PONENS_TRACE_MAX_FILE_BYTES=2048"}, code: 2, want: "fleet.jsonl: too large: expected at most 2048 bytes (trace.max_file_bytes), got 2861 bytes"},
+		{name: "check rules file over its limit", args: []string{"check", "--rules", ex("rules"), "--out", work, filepath.Join(traces, "fleet.jsonl")},
+			env: []string{"PONENS_RULES_MAX_FILE_BYTES=1024"}, code: 2, want: "gallery.yaml: too large: expected at most 1024 bytes (rules.max_file_bytes), got 1583 bytes"},
 		{name: "check no trace", args: []string{"check", "--rules", ex("rules")}, code: 2, want: "ponens check: give at least one trace file"},
 		{name: "check missing trace", args: []string{"check", "--rules", ex("rules"), "nope.jsonl"}, code: 2, want: "ponens check: nope.jsonl: no such file or directory"},
 		{name: "check directory without traces", args: []string{"check", "--rules", ex("rules"), notraces}, code: 2, want: "ponens check: " + notraces + ": a directory without trace files"},
 		{name: "check no rules", args: []string{"check", ex("traces")}, code: 2, want: "ponens check: give at least one --formula or --rules"},
+		{name: "check embedded policies", args: []string{"check", "--out", work, cp("traces/cart_violating.json")}, code: 1, want: "4 rules × 1 trace: 0 satisfied, 4 violated"},
+		{name: "check embedded policies held", args: []string{"check", "--out", work, cp("traces/cart_governed.json")}, want: "4 satisfied, 0 violated"},
+		{name: "check --fail-on unresolved", args: []string{"check", "--fail-on", "unresolved", "--formula", "F(RunTests) ∨ G(¬EditFile)", "--out", work, filepath.Join(traces, "fleet.jsonl")}, code: 1, want: "unresolved"},
+		{name: "check --fail-on bad", args: []string{"check", "--fail-on", "pending", "--rules", ex("rules"), traces}, code: 2, want: `ponens check: --fail-on "pending": expected violated or unresolved`},
 
 		{name: "eval failed", args: []string{"eval", "--rules", ex("rules/gallery.yaml"), ex("traces")}, code: 1, want: "fail"},
 		{name: "eval passed", args: []string{"eval", "--formula", formula, ex("traces/verify_proved.json")}, want: "pass"},
+		{name: "eval embedded policies", args: []string{"eval", cp("traces/refund_governed.json")}, want: "pass"},
+		{name: "eval POLICY.md rules skipped", args: []string{"eval", "--rules", ex("rules"), ex("traces/verify_proved.json")}, code: 1, want: "fail"},
+		{name: "policy check --strict warning", args: []string{"policy", "check", "--strict", cp("policies")}, code: 2, want: "ponens policy check: 1 warning (--strict)"},
+		{name: "policy check --traces", args: []string{"policy", "check", "--traces", cp("traces"), cp("policies")}, want: "ok    tests-before-commit"},
+		{name: "policy check misspelled field", args: []string{"policy", "check", misspelled}, code: 2, want: `unknown field "fromula": did you mean "formula"?`},
 		{name: "eval missing trace", args: []string{"eval", "--formula", formula, "nope.json"}, code: 2, want: "ponens eval: nope.json: no such file or directory"},
 
 		{name: "decide deny", args: []string{"decide", "--rules", ex("rules"), ex("decide/intent.json")}, code: 1, want: "deny by no-env-writes"},
 		{name: "decide allow", args: []string{"decide", "--formula", formula, "--mode", "observe", ex("decide/commit.json")}, want: "allow"},
 		{name: "decide bad mode", args: []string{"decide", "--formula", formula, "--mode", "block", ex("decide/commit.json")}, code: 2, want: `ponens decide: --mode: expected deny, suspend, abort or observe, got "block"`},
 		{name: "decide ended history", args: []string{"decide", "--rules", ex("rules"), "--history", ended, ex("decide/commit.json")}, code: 2, want: "the run has ended (run.finish at seq 2): no step can follow"},
+		// A reference trace without an outcome, as a history, is the run so far.
+		{name: "decide history without outcome", args: []string{"decide", "--rules", ex("rules"), "--history", cp("traces/cart_violating.json"), ex("decide/commit.json")}, code: 1, want: "deny by tests_before_commit"},
+		{name: "decide history with outcome", args: []string{"decide", "--rules", ex("rules"), "--history", cp("traces/cart_governed.json"), ex("decide/commit.json")}, code: 2, want: "the run has ended (run.finish at seq 9)"},
 		{name: "decide --url without --run", args: []string{"decide", "--rules", ex("rules"), "--url", url, ex("decide/commit.json")}, code: 2, want: "ponens decide: --url is for asking the running service"},
 		{name: "decide --run service down", args: []string{"decide", "--run", "r", "--url", down, ex("decide/commit.json")}, code: 3, want: "ponens decide: connect to " + down},
 		{name: "decide --run unknown run", args: []string{"decide", "--run", "nobody", "--url", url, ex("decide/commit.json")}, code: 2, want: `ponens decide: run "nobody" is unknown to the service`},
 		{name: "decide --run --new-run", args: []string{"decide", "--run", "nobody", "--new-run", "--url", url, "--json", ex("decide/intent.json")}, code: 1, want: `"decision":"deny"`},
 
-		{name: "publish", args: []string{"publish", "--url", url, ended}, want: "published 2 events of 1 runs from 1 files"},
+		{name: "publish", args: []string{"publish", "--url", url, ended}, want: "published 2 events of 1 run from 1 file"},
+		{name: "publish a conflicting duplicate", args: []string{"publish", "--url", url, conflicting}, code: 2,
+			want: "ponens publish: 1 events have the run and seq of stored events with other content; sent to the dead letters as conflicting-duplicate"},
 		{name: "decide --run ended run", args: []string{"decide", "--run", "ended-1", "--url", url, ex("decide/commit.json")}, code: 2,
 			want: `ponens decide: run "ended-1": the run has ended (run.finish at seq 2): no step can follow`, retry: true},
 		{name: "publish a directory", args: []string{"publish", "--url", url, ex("traces")}, want: "from 3 files"},
 		{name: "publish nothing", args: []string{"publish"}, code: 2, want: "ponens publish: give at least one trace file"},
+		{name: "publish no timeout", args: []string{"publish", "--url", url, "--timeout", "0s", ended}, code: 2, want: "ponens publish: --timeout must be positive, got 0s"},
+		{name: "publish without credentials", args: []string{"publish", "--url", url, ended}, env: []string{"PONENS_NATS_STORE_DIR=" + notraces},
+			code: 3, want: "ponens publish: connect to " + url + " as agent: nats: Authorization Violation"},
+		{name: "publish with the sink's credentials", args: []string{"publish", "--url", url, ex("traces")},
+			env:  []string{"PONENS_NATS_NKEY_SEED_FILE=" + filepath.Join(work, "data", "nats", "credentials", "sink.nk"), "PONENS_NATS_ROLE=sink"},
+			code: 3, want: `(the server does not let this client's user publish on ponens.events.*)`},
+		{name: "publish a user without password", args: []string{"publish", "--url", url, ended}, env: []string{"PONENS_NATS_USER=admin"},
+			code: 2, want: "ponens publish: config: nats.user, nats.password: give both or neither"},
+		{name: "publish a missing seed file", args: []string{"publish", "--url", url, ended}, env: []string{"PONENS_NATS_NKEY_SEED_FILE=nope.nk"},
+			code: 2, want: "ponens publish: nats credentials: nkey seed file: stat nope.nk: no such file or directory"},
 		{name: "publish service down", args: []string{"publish", "--url", down, ended}, code: 3, want: "ponens publish: connect to " + down},
+		{name: "deadletters service down", args: []string{"deadletters", "--url", down}, code: 3, want: "ponens deadletters: connect to " + down},
+		{name: "deadletters bad since", args: []string{"deadletters", "--url", url, "--since", "-1h"}, code: 2, want: "ponens deadletters: --since must not be negative, got -1h0m0s"},
+		{name: "deadletters bad reason", args: []string{"deadletters", "tail", "--url", url, "--reason", "Seq Gap"}, code: 2, want: `ponens deadletters tail: --reason "Seq Gap" is not a reason`},
+		{name: "deadletters", args: []string{"deadletters", "--url", url, "--reason", "conflicting-duplicate"}, want: "conflicting-duplicate  publish"},
 
 		{name: "manifest", args: []string{"manifest", "--url", url}, want: "tests_before_commit"},
 		{name: "manifest service down", args: []string{"manifest", "--url", down}, code: 3, want: "ponens manifest: connect to " + down},
@@ -211,6 +263,8 @@ func TestCLIExitCodes(t *testing.T) {
 		{name: "worker service down", args: []string{"worker", "--url", down, "--rules", ex("rules")}, env: noWait, code: 3, want: "ponens worker: connect to " + down},
 		{name: "ingest service down", args: []string{"ingest", "--url", down}, env: noWait, code: 3, want: "ponens ingest: connect to " + down},
 		{name: "ingest address taken", args: []string{"ingest", "--url", url, "--listen", taken.Addr().String()}, code: 2, want: "ponens ingest: gateway.listen: listen tcp " + taken.Addr().String()},
+		{name: "ingest OTLP address taken", args: []string{"ingest", "--url", url, "--listen", freeAddr(t)}, env: []string{"PONENS_OTLP_LISTEN=" + taken.Addr().String()},
+			code: 2, want: "ponens ingest: otlp.listen: listen tcp " + taken.Addr().String()},
 		{name: "serve without rules", args: []string{"serve"}, code: 2, want: "ponens serve: give at least one --formula or --rules"},
 		{name: "serve NATS address taken", args: []string{"serve", "--rules", ex("rules"), "--listen", taken.Addr().String(), "--data", filepath.Join(work, "s1")}, code: 2, want: "ponens serve: "},
 		{name: "serve gateway address taken", args: []string{"serve", "--rules", ex("rules"), "--listen", freeAddr(t), "--http", taken.Addr().String(), "--data", filepath.Join(work, "s2")},
@@ -218,6 +272,22 @@ func TestCLIExitCodes(t *testing.T) {
 		{name: "serve demo flag without --demo", args: []string{"serve", "--rules", ex("rules"), "--agents", "3"}, code: 2, want: "ponens serve: --agents shapes the demo fleet: give --demo with it"},
 		{name: "bench built-in rules", args: []string{"bench", "--duration", "1s", "--runs", "20", "--rate", "200"}, want: "(the built-in examples)"},
 		{name: "bench service down", args: []string{"bench", "--url", down}, code: 3, want: "ponens bench: connect to " + down},
+
+		{name: "sql", args: []string{"sql", "--store", store, "SELECT count() AS n FROM verdicts"}, want: "│ 0 │"},
+		{name: "sql json", args: []string{"sql", "--store", store, "--format", "json", "SELECT 1 AS a"}, want: `{"a":1}`},
+		{name: "sql refuses writes", args: []string{"sql", "--store", store, "DROP TABLE verdicts"}, code: 2, want: "ponens sql: clickhouse: Code: 164"},
+		{name: "sql syntax error", args: []string{"sql", "--store", store, "SELEC 1"}, code: 2, want: "ponens sql: clickhouse: Code: 62"},
+		{name: "sql bad format", args: []string{"sql", "--store", store, "--format", "xml", "SELECT 1"}, code: 2, want: `ponens sql: --format: must be table, json or csv, got "xml"`},
+		{name: "sql without the engine", args: []string{"sql", "--store", store, "SELECT 1"}, env: []string{"PONENS_CHDB_LIB=/nonexistent/libchdb.so"}, code: 3,
+			want: "ponens sql: store " + store + ": the embedded ClickHouse engine (libchdb.so) is not installed: /nonexistent/libchdb.so: not found; install it with `make deps`"},
+		{name: "sink without the engine", args: []string{"sink", "--url", down, "--store", store}, env: []string{"PONENS_CHDB_LIB=/nonexistent/libchdb.so"}, code: 3,
+			want: "ponens sink: store " + store + ": the embedded ClickHouse engine (libchdb.so) is not installed"},
+		{name: "sink service down", args: []string{"sink", "--url", down, "--store", store}, env: noWait, code: 3, want: "ponens sink: connect to " + down},
+		{name: "sink store.dsn", args: []string{"sink", "--url", down}, env: []string{"PONENS_STORE_DSN=clickhouse://127.0.0.1:1/db"}, code: 2, want: "ponens sink: store.dsn: storing into a ClickHouse server is not available yet"},
+		{name: "sink metrics address taken", args: []string{"sink", "--url", url, "--store", store, "--metrics", taken.Addr().String()}, code: 2, want: "ponens sink: --metrics: listen tcp " + taken.Addr().String()},
+		{name: "check --store", args: []string{"check", "--rules", ex("rules"), "--out", work, "--store", store, traces}, code: 1, want: "7 violated"},
+		{name: "check --store without the engine", args: []string{"check", "--rules", ex("rules"), "--out", work, "--store", store, traces}, env: []string{"PONENS_CHDB_LIB=/nonexistent/libchdb.so"}, code: 3,
+			want: "ponens check: --store " + store + ": the embedded ClickHouse engine (libchdb.so) is not installed"},
 
 		{name: "policy", args: []string{"policy"}, want: "Available Commands:"},
 		{name: "policy unknown command", args: []string{"policy", "frob"}, code: 2, want: `ponens policy: unknown command "frob"`},
@@ -233,6 +303,31 @@ func TestCLIExitCodes(t *testing.T) {
 		{name: "policy codex guardian", args: []string{"policy", "codex", "guardian", "--dir", ex("rules")}, want: "project-guardrails"},
 		{name: "policy install", args: []string{"policy", "install", ex("rules"), "--dir", work}, want: "installed " + filepath.Join(work, ".policies")},
 		{name: "policy install nothing", args: []string{"policy", "install"}, code: 2, want: "ponens policy install: give exactly one SOURCE"},
+
+		{name: "import", args: []string{"import"}, want: "Available Commands:"},
+		{name: "import claude-code", args: []string{"import", "claude-code", ex("imports/claude-code.jsonl")}, want: `"type":"run.start"`},
+		{name: "import claude-code --explain", args: []string{"import", "claude-code", "--explain", "--out", filepath.Join(work, "cc.jsonl"), ex("imports/claude-code.jsonl")}, want: "seq 7 action 6 RunTests (failed)"},
+		{name: "import claude-code nothing", args: []string{"import", "claude-code"}, code: 2, want: "ponens import claude-code: give one TRANSCRIPT or --latest"},
+		{name: "import claude-code missing", args: []string{"import", "claude-code", "nope.jsonl"}, code: 2, want: "ponens import claude-code: open nope.jsonl: no such file or directory"},
+		{name: "import claude-code not a transcript", args: []string{"import", "claude-code", ended}, code: 2, want: "no line names a session (sessionId): not a Claude Code transcript"},
+		{name: "import claude-code --latest none", args: []string{"import", "claude-code", "--latest"}, env: []string{"CLAUDE_CONFIG_DIR=" + work}, code: 2, want: "ponens import claude-code: --latest: no Claude Code sessions for " + work},
+		{name: "import --out and --publish", args: []string{"import", "codex", "--out", "x", "--publish", ex("imports/codex.jsonl")}, code: 2, want: "ponens import codex: --out and --publish: give one"},
+		{name: "import --url without --publish", args: []string{"import", "codex", "--url", url, ex("imports/codex.jsonl")}, code: 2, want: "ponens import codex: --url is where --publish sends the events"},
+		{name: "import --publish service down", args: []string{"import", "claude-code", "--publish", "--url", down, ex("imports/claude-code.jsonl")}, code: 3, want: "ponens import claude-code: connect to " + down},
+		{name: "import claude-code --publish", args: []string{"import", "claude-code", "--publish", "--url", url, ex("imports/claude-code.jsonl")}, want: "published 11 events"},
+		{name: "import codex", args: []string{"import", "codex", ex("imports/codex.jsonl")}, want: "skipped 2 event_msg, 1 ghost_snapshot"},
+		{name: "import codex bad line", args: []string{"import", "codex", write("bad-rollout.jsonl", "{\"type\":\"session_meta\",\"payload\":{\"id\":\"s\"}}\n{oops\n")}, code: 2, want: "bad-rollout.jsonl:2:2: expected a JSON object (a rollout line)"},
+		{name: "import langfuse", args: []string{"import", "langfuse", ex("imports/langfuse.json")}, want: `"type":"run.finish"`},
+		{name: "import langfuse bad", args: []string{"import", "langfuse", ended}, code: 2, want: "ponens import langfuse: " + ended + ": expected a Langfuse trace"},
+		{name: "import otlp", args: []string{"import", "otlp", ex("imports/otlp.json")}, want: "execute_tool span without gen_ai.tool.name"},
+		{name: "import otlp bad --model-calls", args: []string{"import", "otlp", "--model-calls", "all", ex("imports/otlp.json")}, code: 2, want: `otlp.model_calls: expected telemetry, action or skip, got "all"`},
+		{name: "import otlp --publish", args: []string{"import", "otlp", "--publish", "--url", url, ex("imports/otlp.json")}, want: "published 15 events"},
+		{name: "hook", args: []string{"hook"}, want: "Available Commands:"},
+		{name: "hook --install without rules", args: []string{"hook", "claude-code", "--install"}, code: 2, want: "ponens hook claude-code: --install: give the --rules the hook loads"},
+		{name: "hook --url without --publish", args: []string{"hook", "claude-code", "--rules", ex("rules"), "--url", url}, code: 2, want: "ponens hook claude-code: --url is where --publish sends the events"},
+		{name: "hook --dry-run without --install", args: []string{"hook", "claude-code", "--dry-run", "--rules", ex("rules")}, code: 2, want: "ponens hook claude-code: --dry-run is for --install"},
+		{name: "watch claude-code service down", args: []string{"watch", "claude-code", "--url", down, work}, code: 3, want: "ponens watch claude-code: connect to " + down},
+		{name: "watch codex no directory", args: []string{"watch", "codex", "--url", url, "/nonexistent"}, code: 2, want: "ponens watch codex: /nonexistent: expected a directory of sessions"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.name == "manifest" { // an invalid event through the gateway, for the dead-letter log line
@@ -258,7 +353,7 @@ func TestCLIExitCodes(t *testing.T) {
 			if r.code != tc.code || !strings.Contains(where, tc.want) {
 				t.Errorf("ponens %s: exit %d, want %d and %q\nstdout:\n%s\nstderr:\n%s", strings.Join(tc.args, " "), r.code, tc.code, tc.want, r.stdout, r.stderr)
 			}
-			if r.code >= 2 && !regexp.MustCompile(`(?m)^ponens( [a-z]+)*: `).MatchString(r.stderr) {
+			if r.code >= 2 && !regexp.MustCompile(`(?m)^ponens( [a-z-]+)*: `).MatchString(r.stderr) {
 				t.Errorf("ponens %s: the error has no \"ponens <command>: \" prefix: %q", strings.Join(tc.args, " "), r.stderr)
 			}
 		})
@@ -320,6 +415,7 @@ func TestCLIConfigRefused(t *testing.T) {
 	}
 	args := map[string][]string{ // arguments the command's own checks need, met before the configuration is read
 		"check": {"x"}, "eval": {"x"}, "decide": {"x"}, "publish": {"x"}, "policy check": {"x"},
+		"import codex": {"x"}, "import langfuse": {"x"}, "import otlp": {"x"}, "sql": {"SELECT 1"},
 	}
 	paths := commandPaths(newRootCommand())
 	if len(paths) < 15 {
@@ -396,7 +492,7 @@ func runOfflineExamples(t *testing.T, examples []string) {
 		t.Fatal(err)
 	}
 	path := filepath.Dir(ponensBinary(t)) + string(os.PathListSeparator) + os.Getenv("PATH")
-	online := regexp.MustCompile(`--url|--run|^ponens (serve|worker|demo|manifest|publish|ingest|bench)\b|shared-policies|PONENS_`)
+	online := regexp.MustCompile(`--url|--run|^ponens (serve|worker|demo|manifest|publish|ingest|bench|deadletters)\b|shared-policies|PONENS_`)
 	ran := 0
 	for _, ex := range slices.Compact(slices.Sorted(slices.Values(examples))) {
 		if online.MatchString(ex) {

@@ -11,16 +11,15 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go"
-
 	"github.com/spf13/cobra"
 
 	"github.com/ponens/ponens/config"
-	"github.com/ponens/ponens/ingest/jetstream"
 	"github.com/ponens/ponens/monitor"
+	"github.com/ponens/ponens/monitor/remote"
 	"github.com/ponens/ponens/policy/policymd"
 	"github.com/ponens/ponens/policy/ruleset"
 	"github.com/ponens/ponens/schema"
+	"github.com/ponens/ponens/transport"
 )
 
 func init() { subcommands = append(subcommands, newDecideCommand) }
@@ -68,7 +67,7 @@ cannot be reached.`,
 			if !validMode(mode) {
 				return exitWith(exitBadInput, "--mode: expected deny, suspend, abort or observe, got %q", mode)
 			}
-			set, err := rf.load(cfg.Rules.HighStakesPaths, true)
+			set, err := rf.load(cfg.Rules, true)
 			if err != nil {
 				return err
 			}
@@ -81,7 +80,7 @@ cannot be reached.`,
 			if len(errs) > 0 {
 				return exitWith(exitBadInput, "%v", errs[0])
 			}
-			run, lastID, err := replayHistory(eng, history, cfg.Trace.MaxEventBytes, cmd.ErrOrStderr())
+			run, lastID, err := replayHistory(eng, history, cfg.Trace, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -133,7 +132,7 @@ func validMode(m string) bool {
 // replayHistory starts a run of eng and feeds it the history, a trace file
 // holding one run that has not ended; it returns the run and the largest
 // action id seen.
-func replayHistory(eng *monitor.Engine, history string, maxEvent int, notes io.Writer) (*monitor.Run, int64, error) {
+func replayHistory(eng *monitor.Engine, history string, limits config.TraceConfig, notes io.Writer) (*monitor.Run, int64, error) {
 	if history == "" {
 		return eng.NewRun("decide"), 0, nil
 	}
@@ -141,7 +140,7 @@ func replayHistory(eng *monitor.Engine, history string, maxEvent int, notes io.W
 	if err != nil {
 		return nil, 0, err
 	}
-	runs, err := readTraces(files, maxEvent)
+	runs, err := readTraces(files, limits, notes)
 	if err != nil {
 		return nil, 0, exitWith(exitBadInput, "%v", err)
 	}
@@ -149,6 +148,11 @@ func replayHistory(eng *monitor.Engine, history string, maxEvent int, notes io.W
 		return nil, 0, exitWith(exitBadInput, "%s: the history must hold exactly one run, it holds %d", history, len(runs))
 	}
 	events := runs[0].Run.Events
+	if impliedEnd(runs[0].Run) {
+		// A reference trace without an outcome is, as a history, the run
+		// so far: the run.finish it would end with is not part of it.
+		events = events[:len(events)-1]
+	}
 	run := eng.NewRun(runs[0].Run.ID)
 	var lastID int64
 	for i := range events {
@@ -174,22 +178,22 @@ func decideLive(cmd *cobra.Command, cfg config.Config, runID, intent string, new
 	ctx, stop := commandContext(cmd)
 	defer stop()
 	url := natsURL(cfg.NATS)
-	nc, err := nats.Connect(url, nats.Name("ponens decide"))
+	nc, err := connectNATS(cfg.NATS, transport.RoleAgent, "ponens decide", false)
 	if err != nil {
-		return exitWith(exitUnavailable, "connect to %s: %v", url, err)
+		return err
 	}
 	defer nc.Close()
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	var opts []jetstream.DecideOption
+	var opts []remote.DecideOption
 	if newRun {
-		opts = append(opts, jetstream.NewRun())
+		opts = append(opts, remote.NewRun())
 	}
-	d, err := jetstream.Decide(ctx, nc, subjectsOf(cfg), runID, action, opts...)
+	d, err := remote.Decide(ctx, nc, subjectsOf(cfg), runID, action, opts...)
 	switch {
-	case errors.Is(err, jetstream.ErrRunEnded):
+	case errors.Is(err, remote.ErrRunEnded):
 		return exitWith(exitBadInput, "%s", strings.TrimPrefix(err.Error(), "decide: "))
-	case errors.Is(err, jetstream.ErrRunUnknown):
+	case errors.Is(err, remote.ErrRunUnknown):
 		return exitWith(exitBadInput, "run %q is unknown to the service at %s: no event of it has been processed (give --new-run to judge it as a new run)", runID, url)
 	case err != nil:
 		return exitWith(exitUnavailable, "%s: %v", url, err)

@@ -19,7 +19,7 @@ import (
 
 	"github.com/ponens/ponens/config"
 	"github.com/ponens/ponens/ingest/gateway"
-	"github.com/ponens/ponens/ingest/jetstream"
+	"github.com/ponens/ponens/transport"
 )
 
 func init() { subcommands = append(subcommands, newIngestCommand) }
@@ -58,12 +58,12 @@ cannot be listened on, 3 when NATS cannot be reached.`,
 			defer stop()
 			log := newLogger(cmd, cfg.Log.Level)
 			setMemoryLimit(cfg.Runtime, log)
-			nc, js, err := openStreamsPatiently(ctx, cfg.NATS, "ponens ingest", log)
+			nc, js, err := openStreamsPatiently(ctx, cfg.NATS, transport.RoleGateway, "ponens ingest", log)
 			if err != nil {
 				return err
 			}
 			defer nc.Close()
-			return orExit(exitUnavailable, runGateway(ctx, cfg, nc, js, log, cmd.ErrOrStderr()))
+			return orExit(exitUnavailable, runGateway(ctx, cfg, nc, js, gateway.NewMetrics(), log, cmd.ErrOrStderr()))
 		},
 	}
 	cmd.Flags().String("listen", "", "host:port to serve on (gateway.listen, default 127.0.0.1:8080)")
@@ -73,32 +73,60 @@ cannot be listened on, 3 when NATS cannot be reached.`,
 	return cmd
 }
 
-// runGateway serves the HTTP ingest gateway on gateway.listen until ctx
-// ends, then stops once the requests in progress are answered. It says
-// where it listens on announce.
-func runGateway(ctx context.Context, cfg config.Config, nc *nats.Conn, js natsjs.JetStream, log *slog.Logger, announce io.Writer) error {
+// limitCheckEvery is how often the gateway compares the streams with
+// their bounds (nats.limit_alarm).
+const limitCheckEvery = 10 * time.Second
+
+// runGateway serves the HTTP ingest gateway, with metrics at /metrics, on
+// gateway.listen until ctx ends, then stops once the requests in progress
+// are answered. It says where it listens on announce.
+func runGateway(ctx context.Context, cfg config.Config, nc *nats.Conn, js natsjs.JetStream, metrics *gateway.Metrics, log *slog.Logger, announce io.Writer) error {
 	subjects := streamConfig(cfg.NATS).Subjects()
-	pub := jetstream.NewPublisher(js, subjects, jetstream.PublisherOptions{})
+	pub := transport.NewPublisher(js, subjects, transport.PublisherOptions{})
 	defer pub.Close()
 	handler := gateway.New(gateway.Options{
-		MaxBodyBytes:  cfg.Gateway.MaxBodyBytes,
-		MaxEventBytes: cfg.Trace.MaxEventBytes,
-		Token:         cfg.Gateway.Token,
-		Health:        natsHealth(nc),
-		Logger:        log,
-	}, pub, loggedDeadLetters{jetstream.NewDeadLetters(js, subjects), log})
+		MaxBodyBytes:   cfg.Gateway.MaxBodyBytes,
+		MaxEventBytes:  cfg.Trace.MaxEventBytes,
+		Token:          cfg.Gateway.Token,
+		Health:         natsHealth(nc),
+		DeadLetterRate: float64(cfg.Gateway.DeadLetterRate),
+		Streams: func(ctx context.Context) (any, error) {
+			return transport.Usage(ctx, js, cfg.NATS.LimitAlarm)
+		},
+		Metrics: metrics,
+		Logger:  log,
+	}, pub, loggedDeadLetters{transport.NewDeadLetters(js, subjects), log})
+	recv := otlpReceiver(cfg, pub, log)
+	handler = withOTLP(handler, recv)
 	ln, err := net.Listen("tcp", cfg.Gateway.Listen)
 	if err != nil {
 		return exitWith(exitBadInput, "gateway.listen: %v", err)
 	}
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	otlpAddr, stopOTLP, err := serveOTLP(cfg, recv, log) // listening before the gateway is announced
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer stopOTLP()
+	srv := gateway.NewServer(gatewayServerOptions(cfg, log), handler)
 	auth := ""
 	if cfg.Gateway.Token != "" {
 		auth = ", bearer token required"
 	}
 	fmt.Fprintf(announce, "gateway   http://%s/v1/events (POST), publishing to %s%s\n", ln.Addr(), natsURL(cfg.NATS), auth)
+	fmt.Fprintf(announce, "otlp      http://%s/v1/traces (POST, OpenTelemetry GenAI spans)\n", ln.Addr())
+	if otlpAddr != nil {
+		fmt.Fprintf(announce, "otlp      http://%s/v1/traces (POST, otlp.listen)\n", otlpAddr)
+	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		_ = transport.WatchLimits(watchCtx, js, cfg.NATS.LimitAlarm, limitCheckEvery, log, metrics.ObserveStreams)
+	}()
+	defer func() { stopWatch(); <-watched }()
 	select {
 	case <-ctx.Done():
 	case err := <-served:
@@ -106,7 +134,7 @@ func runGateway(ctx context.Context, cfg config.Config, nc *nats.Conn, js natsjs
 	}
 	down, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	err = srv.Shutdown(down)
+	err = errors.Join(srv.Shutdown(down), stopOTLP())
 	if serr := <-served; !errors.Is(serr, http.ErrServerClosed) {
 		err = errors.Join(err, serr)
 	}
@@ -117,6 +145,16 @@ func runGateway(ctx context.Context, cfg config.Config, nc *nats.Conn, js natsjs
 		return fmt.Errorf("stopping: %w", err)
 	}
 	return nil
+}
+
+// gatewayServerOptions are the HTTP server limits of the gateway's
+// configuration.
+func gatewayServerOptions(cfg config.Config, log *slog.Logger) gateway.ServerOptions {
+	return gateway.ServerOptions{
+		ReadTimeout: cfg.Gateway.ReadTimeout, WriteTimeout: cfg.Gateway.WriteTimeout, IdleTimeout: cfg.Gateway.IdleTimeout,
+		MaxConcurrent: cfg.Gateway.MaxConcurrent, MaxInFlightBytes: cfg.Gateway.MaxInFlightBytes,
+		MaxBodyBytes: cfg.Gateway.MaxBodyBytes, Logger: log,
+	}
 }
 
 // commandContext ends when cmd's context does or on SIGINT or SIGTERM.
@@ -141,43 +179,42 @@ func natsURL(c config.NATSConfig) string {
 }
 
 // streamConfig is the shape of the streams the configuration asks for.
-func streamConfig(c config.NATSConfig) jetstream.StreamConfig {
-	return jetstream.StreamConfig{
+func streamConfig(c config.NATSConfig) transport.StreamConfig {
+	return transport.StreamConfig{
 		Prefix:            c.Prefix,
 		Partitions:        c.Partitions,
 		Duplicates:        c.DuplicateWindow,
 		VerdictDuplicates: c.VerdictWindow(),
 		MaxAge:            c.MaxAge,
 		Replicas:          c.Replicas,
+		Events:            transport.Limits{MaxBytes: c.Events.MaxBytes, MaxMsgs: c.Events.MaxMsgs},
+		Verdicts:          transport.Limits{MaxBytes: c.Verdicts.MaxBytes, MaxMsgs: c.Verdicts.MaxMsgs},
+		DeadLetters:       transport.Limits{MaxBytes: c.DeadLetters.MaxBytes, MaxAge: c.DeadLetters.MaxAge},
 	}
 }
 
-// openStreams connects to the configured NATS server and provisions the
-// streams, for a one-shot command: it fails at once when the server cannot
+// openStreams connects to the configured NATS server in role
+// (clientAuth) and provisions the streams, for a one-shot command: it fails at once when the server cannot
 // be reached. Its errors are exit errors: 2 when the configuration does not
 // fit the existing streams, 3 when the server cannot be reached or refuses.
-func openStreams(ctx context.Context, c config.NATSConfig, name string) (*nats.Conn, natsjs.JetStream, error) {
-	return dialStreams(ctx, c, name, 0, nil)
+func openStreams(ctx context.Context, c config.NATSConfig, role transport.Role, name string) (*nats.Conn, natsjs.JetStream, error) {
+	return dialStreams(ctx, c, role, name, 0, nil)
 }
 
 // openStreamsPatiently is openStreams for a command that serves: for up to
 // nats.start_wait it waits for the server to be reachable and for
-// JetStream to answer (jetstream.Unavailable), logging each new try.
-func openStreamsPatiently(ctx context.Context, c config.NATSConfig, name string, log *slog.Logger) (*nats.Conn, natsjs.JetStream, error) {
-	return dialStreams(ctx, c, name, c.StartWait, log)
+// JetStream to answer (transport.Unavailable), logging each new try.
+func openStreamsPatiently(ctx context.Context, c config.NATSConfig, role transport.Role, name string, log *slog.Logger) (*nats.Conn, natsjs.JetStream, error) {
+	return dialStreams(ctx, c, role, name, c.StartWait, log)
 }
 
-func dialStreams(ctx context.Context, c config.NATSConfig, name string, wait time.Duration, log *slog.Logger) (*nats.Conn, natsjs.JetStream, error) {
+func dialStreams(ctx context.Context, c config.NATSConfig, role transport.Role, name string, wait time.Duration, log *slog.Logger) (*nats.Conn, natsjs.JetStream, error) {
 	url := natsURL(c)
-	opts := []nats.Option{nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectWait(250 * time.Millisecond)}
-	if wait > 0 {
-		opts = append(opts, nats.RetryOnFailedConnect(true)) // connects in the background, as after a disconnection
-	}
-	nc, err := nats.Connect(url, opts...)
+	nc, err := connectNATS(c, role, name, wait > 0)
 	if err != nil {
-		return nil, nil, exitWith(exitUnavailable, "%s: connect to %s: %v", name, url, err)
+		return nil, nil, err
 	}
-	js, err := natsjs.New(nc, natsjs.WithPublishAsyncTimeout(jetstream.DefaultTimeout))
+	js, err := natsjs.New(nc, natsjs.WithPublishAsyncTimeout(transport.DefaultTimeout))
 	if err != nil {
 		nc.Close()
 		return nil, nil, exitWith(exitUnavailable, "%s: %s: %v", name, url, err)
@@ -186,11 +223,11 @@ func dialStreams(ctx context.Context, c config.NATSConfig, name string, wait tim
 	deadline := start.Add(wait)
 	for pause := 250 * time.Millisecond; ; pause = min(2*pause, 5*time.Second) {
 		err = provisionWithin(ctx, js, c, wait > 0, time.Until(deadline))
-		if refused := jetstream.Refusal(nc, err); refused != nil {
+		if refused := transport.Refusal(nc, err); refused != nil {
 			err = refused
 		}
 		left := time.Until(deadline)
-		if err == nil || !jetstream.Unavailable(err) || ctx.Err() != nil || left <= 0 {
+		if err == nil || !transport.Unavailable(err) || ctx.Err() != nil || left <= 0 {
 			break
 		}
 		pause = min(pause, left)
@@ -207,11 +244,11 @@ func dialStreams(ctx context.Context, c config.NATSConfig, name string, wait tim
 	nc.Close()
 	waited := time.Since(start).Round(100 * time.Millisecond)
 	switch {
-	case errors.Is(err, jetstream.ErrPartitionChange):
+	case errors.Is(err, transport.ErrPartitionChange):
 		return nil, nil, exitWith(exitBadInput, "%s: %v", name, err)
 	case ctx.Err() != nil:
 		return nil, nil, exitWith(exitUnavailable, "%s: stopped after waiting %s for %s: %v", name, waited, url, err)
-	case !jetstream.Unavailable(err):
+	case !transport.Unavailable(err):
 		return nil, nil, exitWith(exitUnavailable, "%s: %s: %v", name, url, err)
 	case !connected:
 		return nil, nil, exitWith(exitUnavailable, "%s: %s not reachable (waited %s, nats.start_wait %s): %v", name, url, waited, wait, err)
@@ -225,10 +262,10 @@ func dialStreams(ctx context.Context, c config.NATSConfig, name string, wait tim
 func provisionWithin(ctx context.Context, js natsjs.JetStream, c config.NATSConfig, bounded bool, left time.Duration) error {
 	if bounded {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, min(max(left, time.Second), jetstream.DefaultTimeout))
+		ctx, cancel = context.WithTimeout(ctx, min(max(left, time.Second), transport.DefaultTimeout))
 		defer cancel()
 	}
-	return jetstream.Provision(ctx, js, streamConfig(c))
+	return transport.Provision(ctx, js, streamConfig(c))
 }
 
 // natsHealth reports an error unless nc is connected.

@@ -14,9 +14,9 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 
-	"github.com/ponens/ponens/ingest/jetstream"
-	"github.com/ponens/ponens/ingest/jetstream/jstest"
 	"github.com/ponens/ponens/schema"
+	"github.com/ponens/ponens/transport"
+	"github.com/ponens/ponens/transport/jstest"
 )
 
 // syncBuffer is a bytes.Buffer safe for a command writing while the test
@@ -171,7 +171,7 @@ func TestIngestWaitsForTheServer(t *testing.T) {
 	t.Setenv("PONENS_NATS_START_WAIT", "30s")
 	go func() {
 		time.Sleep(6500 * time.Millisecond)
-		srv, err := jetstream.StartEmbedded(jetstream.EmbeddedOptions{Listen: addr, StoreDir: t.TempDir(), Name: "late"})
+		srv, err := transport.StartEmbedded(transport.EmbeddedOptions{Listen: addr, StoreDir: t.TempDir(), Name: "late"})
 		if err != nil {
 			t.Error(err)
 			return

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ponens/ponens/monitor/worker"
+	"github.com/ponens/ponens/transport"
 )
 
 func init() { subcommands = append(subcommands, newManifestCommand) }
@@ -34,7 +35,7 @@ at nats.listen.`,
 			}
 			ctx, stop := commandContext(cmd)
 			defer stop()
-			nc, js, err := openStreams(ctx, cfg.NATS, "ponens manifest")
+			nc, js, err := openStreams(ctx, cfg.NATS, transport.RoleSink, "ponens manifest")
 			if err != nil {
 				return err
 			}

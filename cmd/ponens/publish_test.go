@@ -1,20 +1,25 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	natsjs "github.com/nats-io/nats.go/jetstream"
 
-	"github.com/ponens/ponens/ingest/jetstream"
-	"github.com/ponens/ponens/ingest/jetstream/jstest"
 	"github.com/ponens/ponens/ingest/tracefile"
 	"github.com/ponens/ponens/schema"
+	"github.com/ponens/ponens/transport"
+	"github.com/ponens/ponens/transport/jstest"
 )
 
 // publishFiles are the trace files TestPublish replays: an event stream of
@@ -110,7 +115,7 @@ func TestPublishBadInput(t *testing.T) {
 func TestPublishFailures(t *testing.T) {
 	srv, _, js := jstest.Start(t)
 	// Another partition count than the configuration's: a configuration error.
-	if err := jetstream.Provision(context.Background(), js, jetstream.StreamConfig{Partitions: 5}); err != nil {
+	if err := transport.Provision(context.Background(), js, transport.StreamConfig{Partitions: 5}); err != nil {
 		t.Fatal(err)
 	}
 	_, stderr, code := runPonens(t, "publish", "--url", srv.ClientURL(), publishFiles[0])
@@ -127,4 +132,134 @@ func TestPublishFailures(t *testing.T) {
 	if code != exitUnavailable || !strings.Contains(stderr, "connect to nats://127.0.0.1:1") {
 		t.Errorf("no server: exit %d, %q", code, stderr)
 	}
+}
+
+// TestPublishServerKilled: the server dies mid-publish. `ponens publish`
+// stops within --timeout, exits 3, and names per run the seqs that were
+// and were not acknowledged; every seq it reports as acknowledged is
+// stored once the server is back.
+func TestPublishServerKilled(t *testing.T) {
+	dir := t.TempDir()
+	s, err := transport.StartEmbedded(transport.EmbeddedOptions{StoreDir: filepath.Join(dir, "nats")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	listen := s.Addr().String()
+	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
+	_, js := jstest.Connect(t, s.ClientURL())
+	const runs, perRun = 100, 2000
+	var b strings.Builder
+	for seq := 1; seq <= perRun; seq++ {
+		for r := range runs {
+			if seq == 1 {
+				fmt.Fprintf(&b, `{"v":1,"runId":"k-%d","seq":1,"ts":"2026-01-01T00:00:00Z","type":"run.start","start":{}}`+"\n", r)
+				continue
+			}
+			fmt.Fprintf(&b, `{"v":1,"runId":"k-%d","seq":%d,"ts":"2026-01-01T00:00:00Z","type":"action","action":{"id":%d,"type":"ReadFile"}}`+"\n", r, seq, seq)
+		}
+	}
+	file := filepath.Join(dir, "big.jsonl")
+	if err := os.WriteFile(file, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(ponensBinary(t), "publish", "--url", s.ClientURL(), "--timeout", "3s", file)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		if info, err := js.Stream(context.Background(), schema.StreamEvents); err == nil && info.CachedInfo().State.Msgs >= 5000 {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	s.Shutdown()
+	s.WaitForShutdown()
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitUnavailable {
+		t.Fatalf("publish: %v, want exit 3\nstdout %s\nstderr %s", err, stdout.String(), stderr.String())
+	}
+	var lines []string // the NATS client's log lines are not the command's
+	for l := range strings.SplitSeq(strings.TrimSpace(stderr.String()), "\n") {
+		if strings.HasPrefix(l, "ponens publish: ") {
+			lines = append(lines, l)
+		}
+	}
+	last := lines[len(lines)-1]
+	if !strings.Contains(last, "runs incomplete; publishing the same files again is safe") {
+		t.Errorf("last line %q, want the summary", last)
+	}
+	// What publish said it stored, per run.
+	report := regexp.MustCompile(`^ponens publish: run "(k-\d+)": acknowledged (none|seq ([\d,-]+)); not acknowledged seq ([\d,-]+)$`)
+	acked := map[string]bool{}
+	reported := map[string]bool{}
+	for _, l := range lines[:len(lines)-1] {
+		if !strings.HasPrefix(l, `ponens publish: run "`) {
+			continue // the connection's own errors (a reset, a broken pipe), once each
+		}
+		m := report.FindStringSubmatch(l)
+		if m == nil {
+			t.Fatalf("stderr line %q is not a run report", l)
+		}
+		reported[m[1]] = true
+		for _, seq := range expandRanges(t, m[3]) {
+			acked[schema.EventMsgID(m[1], seq)] = true
+		}
+	}
+	if len(reported) == 0 {
+		t.Fatal("no run reported incomplete though the server died mid-publish")
+	}
+	for r := range runs {
+		if id := fmt.Sprintf("k-%d", r); !reported[id] {
+			for seq := uint64(1); seq <= perRun; seq++ {
+				acked[schema.EventMsgID(id, seq)] = true
+			}
+		}
+	}
+	s, err = transport.StartEmbedded(transport.EmbeddedOptions{StoreDir: filepath.Join(dir, "nats"), Listen: listen})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, js = jstest.Connect(t, s.ClientURL())
+	stored := map[string]bool{}
+	for _, m := range jstest.Messages(t, js, schema.StreamEvents) {
+		stored[m.Headers().Get(natsjs.MsgIDHeader)] = true
+	}
+	missing := 0
+	for id := range acked {
+		if !stored[id] {
+			missing++
+		}
+	}
+	if missing > 0 {
+		t.Errorf("%d events reported acknowledged are not stored", missing)
+	}
+}
+
+// expandRanges reads "1-3,5" as 1 2 3 5; "" as nothing.
+func expandRanges(t *testing.T, s string) []uint64 {
+	var out []uint64
+	for part := range strings.SplitSeq(s, ",") {
+		if part == "" {
+			continue
+		}
+		lo, hi, _ := strings.Cut(part, "-")
+		a, err := strconv.ParseUint(lo, 10, 64)
+		if err != nil {
+			t.Fatalf("range %q: %v", s, err)
+		}
+		z := a
+		if hi != "" {
+			if z, err = strconv.ParseUint(hi, 10, 64); err != nil {
+				t.Fatalf("range %q: %v", s, err)
+			}
+		}
+		for v := a; v <= z; v++ {
+			out = append(out, v)
+		}
+	}
+	return out
 }

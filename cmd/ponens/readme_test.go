@@ -99,8 +99,10 @@ func TestReadmeExamples(t *testing.T) {
 		t.Fatalf("only %d README examples found", len(examples))
 	}
 	root := t.TempDir()
-	if err := os.CopyFS(filepath.Join(root, "examples"), os.DirFS("../../examples")); err != nil {
-		t.Fatal(err)
+	for _, dir := range []string{"examples", "testdata"} {
+		if err := os.CopyFS(filepath.Join(root, dir), os.DirFS(filepath.Join("../..", dir))); err != nil {
+			t.Fatal(err)
+		}
 	}
 	path := filepath.Dir(ponensBinary(t)) + string(os.PathListSeparator) + os.Getenv("PATH")
 	for _, ex := range examples {
@@ -149,7 +151,7 @@ func TestMatchLines(t *testing.T) {
 // sections of them, or the history of the project.
 func TestDocsStandAlone(t *testing.T) {
 	cites := regexp.MustCompile(`seed 00\d|§|DESIGN\.md|\bSEMANTICS\.md|session[- ]\d`)
-	for _, f := range []string{"README.md", "docs/policy-language.md", "docs/trace-format.md", "docs/verdicts.md", "docs/policy-md.md"} {
+	for _, f := range []string{"README.md", "docs/policy-language.md", "docs/trace-format.md", "docs/verdicts.md", "docs/policy-md.md", "docs/imports.md"} {
 		data, err := os.ReadFile(filepath.Join("../..", f))
 		if err != nil {
 			t.Fatal(err)

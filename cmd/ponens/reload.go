@@ -206,7 +206,7 @@ func ruleFile(name string) bool {
 }
 
 func reloadRules(ctx context.Context, rf *ruleFlags, cfg config.Config, log *slog.Logger, out io.Writer, workers []*worker.Worker, why string) {
-	set, err := rf.load(cfg.Rules.HighStakesPaths, cfg.Rules.Enforce)
+	set, err := rf.load(cfg.Rules, cfg.Rules.Enforce)
 	if err != nil {
 		log.Error("rules not reloaded: the rules in force stay", "why", why, "problems", err.Error())
 		return

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/ponens/ponens/config"
-	"github.com/ponens/ponens/ingest/jetstream"
 	"github.com/ponens/ponens/monitor/worker"
+	"github.com/ponens/ponens/transport"
 )
 
 // copyDir copies the files of dir (not recursive) into a new temporary
@@ -57,7 +57,9 @@ func TestServeReloadsRules(t *testing.T) {
 	root := newRootCommand()
 	root.SetOut(&stdout)
 	root.SetErr(&stderr)
-	root.SetArgs([]string{"serve", "--rules", rules, "--data", t.TempDir(), "--listen", freeAddr(t), "--http", "127.0.0.1:0"})
+	data := t.TempDir()
+	t.Setenv("PONENS_NATS_STORE_DIR", data) // manifest, below, finds serve's credentials there
+	root.SetArgs([]string{"serve", "--rules", rules, "--listen", freeAddr(t), "--http", "127.0.0.1:0", "--no-store"})
 	var serveErr error
 	done := make(chan struct{})
 	go func() { defer close(done); serveErr = root.ExecuteContext(ctx) }()
@@ -303,7 +305,7 @@ func TestWorkerWaitsForNATS(t *testing.T) {
 	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := jetstream.StartEmbedded(jetstream.EmbeddedOptions{Listen: addr, StoreDir: t.TempDir(), Name: "late"})
+	srv, err := transport.StartEmbedded(transport.EmbeddedOptions{Listen: addr, StoreDir: t.TempDir(), Name: "late"})
 	if err != nil {
 		t.Fatal(err)
 	}

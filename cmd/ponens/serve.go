@@ -15,18 +15,20 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	natsjs "github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/ponens/ponens/config"
-	"github.com/ponens/ponens/ingest/jetstream"
+	"github.com/ponens/ponens/ingest/gateway"
 	"github.com/ponens/ponens/internal/fleet"
 	"github.com/ponens/ponens/monitor/worker"
 	"github.com/ponens/ponens/policy/ruleset"
 	"github.com/ponens/ponens/query/alert"
 	"github.com/ponens/ponens/schema"
+	"github.com/ponens/ponens/transport"
 )
 
 func init() {
@@ -59,7 +61,7 @@ func subjectsOf(c config.Config) schema.Subjects { return streamConfig(c.NATS).S
 // workerOptions are the options of a monitor worker under c. Its dead
 // letters are logged at warn level and its violations at info level.
 func workerOptions(id string, sub schema.Subjects, set *ruleset.Set, js natsjs.JetStream, log *slog.Logger, c config.Config) worker.Options {
-	dl := loggedDeadLetters{jetstream.NewDeadLetters(js, sub), log}
+	dl := loggedDeadLetters{transport.NewDeadLetters(js, sub), log}
 	return worker.Options{ID: id, Subjects: sub, Rules: set, Logger: log,
 		LeaseTTL: c.Worker.LeaseTTL, CheckpointEvery: c.Worker.CheckpointEvery, IdleAfter: c.Worker.IdleAfter,
 		GapTimeout: c.Worker.GapTimeout, MaxBuffered: c.Worker.MaxBuffered, MaxEventBytes: c.Trace.MaxEventBytes, Replicas: c.NATS.Replicas,
@@ -82,10 +84,19 @@ func newServeCommand() *cobra.Command {
 		Long: `Run every part in one process on the embedded defaults: an embedded NATS
 server with JetStream storing under nats.store_dir (--data), the streams,
 the HTTP ingest gateway (gateway.listen, --http), --workers monitor workers
-sharing the partitions, and the alert stage. With nats.url (--url) it joins
+sharing the partitions, the alert stage, and the sink that stores verdicts
+and events in the embedded store (store.path, --store; --no-store for none;
+without the engine installed by make deps serve says so and runs without
+it). With nats.url (--url) it joins
 an existing NATS cluster instead of embedding one. With --demo it also
 publishes a synthetic fleet of agents and prints what the monitor made of
-it. Stops cleanly on SIGINT or SIGTERM.`,
+it. Stops cleanly on SIGINT or SIGTERM.
+
+The embedded server accepts only the users of nats.server.users, each
+limited to its role; with none configured, serve generates an nkey seed per
+role under <nats.store_dir>/credentials/<role>.nk, connects each of its
+parts in its role, and the other commands run with the same
+nats.store_dir pick their role's seed up (docs/security.md).`,
 		Example: `  ponens serve --rules examples/rules --demo
   ponens serve --rules examples/rules --data /var/lib/ponens --http 0.0.0.0:8080
   ponens serve --rules examples/rules --url nats://nats-1:4222 --workers 4`,
@@ -98,11 +109,12 @@ it. Stops cleanly on SIGINT or SIGTERM.`,
 			}
 			binds := maps.Clone(natsFlags)
 			binds["http"] = "gateway.listen"
+			maps.Copy(binds, storeFlags)
 			cfg, err := loadConfig(cmd, binds)
 			if err != nil {
 				return err
 			}
-			set, err := rf.load(cfg.Rules.HighStakesPaths, cfg.Rules.Enforce)
+			set, err := rf.load(cfg.Rules, cfg.Rules.Enforce)
 			if err != nil {
 				return err
 			}
@@ -117,20 +129,34 @@ it. Stops cleanly on SIGINT or SIGTERM.`,
 				return exitWith(exitBadInput, "ponens serve: %v", err)
 			}
 			defer rw.close()
+			metrics := gateway.NewMetrics() // the gateway's and the sink's, at the gateway's /metrics
+			storeRun, closeStore, err := serveStore(cmd, cfg, metrics.Registerer(), log, out)
+			if err != nil {
+				return err
+			}
+			defer closeStore()
 			if cfg.NATS.URL == "" {
-				srv, err := jetstream.StartEmbedded(jetstream.EmbeddedOptions{Listen: cfg.NATS.Listen, StoreDir: filepath.Clean(cfg.NATS.StoreDir), Name: "ponens"})
+				srv, err := startServeNATS(cfg, out)
 				if err != nil {
-					return exitWith(exitBadInput, "ponens serve: %v", err)
+					return err
 				}
 				defer srv.Shutdown()
 				cfg.NATS.URL = srv.ClientURL()
-				fmt.Fprintf(out, "nats      %s (embedded, JetStream in %s)\n", cfg.NATS.URL, cfg.NATS.StoreDir)
 			}
-			nc, js, err := openStreamsPatiently(ctx, cfg.NATS, "ponens serve", log)
+			nc, js, err := openStreamsPatiently(ctx, cfg.NATS, transport.RoleAdmin, "ponens serve", log)
 			if err != nil {
 				return err
 			}
 			defer nc.Close()
+			parts := map[transport.Role]*nats.Conn{}
+			for _, role := range []transport.Role{transport.RoleGateway, transport.RoleWorker, transport.RoleAlert} {
+				c, err := connectNATS(cfg.NATS, role, "ponens serve", false)
+				if err != nil {
+					return err
+				}
+				defer c.Close()
+				parts[role] = c
+			}
 			sub := subjectsOf(cfg)
 			fmt.Fprintf(out, "events    publish on %s.events.<runId>, %d partitions\n", sub.Prefix, sub.Partitions)
 			fmt.Fprintf(out, "verdicts  stream %s (%s)\n", schema.StreamVerdicts, sub.VerdictsIn())
@@ -138,11 +164,13 @@ it. Stops cleanly on SIGINT or SIGTERM.`,
 			fmt.Fprintf(out, "decide    request %s.decide.<partition>\n", sub.Prefix)
 			fmt.Fprintf(out, "rules     %d loaded, %s\n", len(set.Rules), rw.what())
 			g, gctx := errgroup.WithContext(ctx)
-			g.Go(func() error { return runGateway(gctx, cfg, nc, js, log, out) })
+			gwc, gwjs := parts[transport.RoleGateway], newJetStream(parts[transport.RoleGateway])
+			g.Go(func() error { return runGateway(gctx, cfg, gwc, gwjs, metrics, log, out) })
 			host, _ := os.Hostname()
 			var ws []*worker.Worker
+			wc, wjs := parts[transport.RoleWorker], newJetStream(parts[transport.RoleWorker])
 			for i := range workers {
-				w, err := worker.New(nc, js, workerOptions(fmt.Sprintf("%s-%d-%d", host, os.Getpid(), i), sub, set, js, log, cfg))
+				w, err := worker.New(wc, wjs, workerOptions(fmt.Sprintf("%s-%d-%d", host, os.Getpid(), i), sub, set, wjs, log, cfg))
 				if err != nil {
 					return orExit(exitUnavailable, err)
 				}
@@ -150,7 +178,11 @@ it. Stops cleanly on SIGINT or SIGTERM.`,
 				g.Go(func() error { return w.Run(gctx) })
 			}
 			g.Go(func() error { return rw.run(gctx, log, out, ws) })
-			g.Go(func() error { return alert.New(nc, js, sub, sub.Prefix+"-alerts").Run(gctx) })
+			ac := parts[transport.RoleAlert]
+			g.Go(func() error { return alert.New(ac, newJetStream(ac), sub, sub.Prefix+"-alerts").Run(gctx) })
+			if storeRun != nil {
+				g.Go(func() error { return storeRun(gctx, cfg) })
+			}
 			if demo {
 				g.Go(func() error { return orExit(exitUnavailable, runDemo(gctx, out, nc, js, sub, demoCfg, 0)) })
 			}
@@ -164,8 +196,39 @@ it. Stops cleanly on SIGINT or SIGTERM.`,
 	cmd.Flags().String("http", "", "ingest gateway address (gateway.listen, default 127.0.0.1:8080)")
 	cmd.Flags().IntVar(&workers, "workers", 2, "monitor workers in this process")
 	cmd.Flags().BoolVar(&demo, "demo", false, "publish a synthetic fleet of agents and report on it")
+	registerServeStore(cmd)
 	registerFleet(cmd, &demoCfg)
 	return cmd
+}
+
+// startServeNATS starts the embedded server of serve, requiring the users
+// and TLS of embeddedAuth, and says so on out.
+func startServeNATS(cfg config.Config, out io.Writer) (*server.Server, error) {
+	say := func(format string, args ...any) { fmt.Fprintf(out, format+"\n", args...) }
+	users, tls, err := embeddedAuth(cfg.NATS, say)
+	if err != nil {
+		return nil, exitWith(exitBadInput, "ponens serve: %v", err)
+	}
+	srv, err := transport.StartEmbedded(transport.EmbeddedOptions{Listen: cfg.NATS.Listen, StoreDir: filepath.Clean(cfg.NATS.StoreDir), Name: "ponens",
+		Users: users, TLS: tls, Subjects: subjectsOf(cfg)})
+	if err != nil {
+		return nil, exitWith(exitBadInput, "ponens serve: %v", err)
+	}
+	how := "no TLS"
+	if tls != nil {
+		how = "TLS"
+		if tls.ClientCerts {
+			how += ", client certificates required"
+		}
+	}
+	say("nats      %s (embedded, JetStream in %s; %s)", srv.ClientURL(), cfg.NATS.StoreDir, how)
+	return srv, nil
+}
+
+// newJetStream is the JetStream context of a connection of serve.
+func newJetStream(nc *nats.Conn) natsjs.JetStream {
+	js, _ := natsjs.New(nc, natsjs.WithPublishAsyncTimeout(transport.DefaultTimeout)) // fails only without a connection
+	return js
 }
 
 func registerFleet(cmd *cobra.Command, c *fleet.Config) {
@@ -197,7 +260,7 @@ nats.listen.`,
 			if err != nil {
 				return err
 			}
-			set, err := rf.load(cfg.Rules.HighStakesPaths, cfg.Rules.Enforce)
+			set, err := rf.load(cfg.Rules, cfg.Rules.Enforce)
 			if err != nil {
 				return err
 			}
@@ -210,7 +273,7 @@ nats.listen.`,
 				return exitWith(exitBadInput, "ponens worker: %v", err)
 			}
 			defer rw.close()
-			nc, js, err := openStreamsPatiently(ctx, cfg.NATS, "ponens worker", log)
+			nc, js, err := openStreamsPatiently(ctx, cfg.NATS, transport.RoleWorker, "ponens worker", log)
 			if err != nil {
 				return err
 			}
@@ -260,7 +323,7 @@ nats.url (--url), or to a running ` + "`ponens serve`" + ` at nats.listen.`,
 			}
 			ctx, stop := commandContext(cmd)
 			defer stop()
-			nc, js, err := openStreams(ctx, cfg.NATS, "ponens demo")
+			nc, js, err := openStreams(ctx, cfg.NATS, transport.RoleAdmin, "ponens demo")
 			if err != nil {
 				return err
 			}
@@ -355,7 +418,7 @@ func demoRunPrefix(seed uint64, now time.Time) string {
 // publishDemo publishes events at rate events per second (0: as fast as
 // they are acknowledged).
 func publishDemo(ctx context.Context, js natsjs.JetStream, sub schema.Subjects, events []*schema.Event, rate float64) error {
-	pub := jetstream.NewPublisher(js, sub, jetstream.PublisherOptions{})
+	pub := transport.NewPublisher(js, sub, transport.PublisherOptions{})
 	defer pub.Close()
 	start := time.Now()
 	for i, ev := range events {
@@ -382,5 +445,5 @@ func loadRules(cmd *cobra.Command, rf *ruleFlags) (*ruleset.Set, error) {
 	if err != nil {
 		return nil, err
 	}
-	return rf.load(cfg.Rules.HighStakesPaths, cfg.Rules.Enforce)
+	return rf.load(cfg.Rules, cfg.Rules.Enforce)
 }

@@ -186,11 +186,12 @@ func loadRecord(cmd *cobra.Command, args []string, n int, cwd string) (*record.R
 	}
 	var runs []record.Run
 	for _, f := range files {
-		rs, reference, err := tracefile.ReadForm(f, cfg.Trace.MaxEventBytes)
+		tf, err := tracefile.ReadFile(f, tracefile.Limits{MaxLine: cfg.Trace.MaxEventBytes, MaxFileBytes: cfg.Trace.MaxFileBytes, MaxReferenceBytes: cfg.Trace.MaxReferenceBytes})
 		if err != nil {
 			return nil, nil, exitWith(exitBadInput, "%v", err)
 		}
-		for _, r := range rs {
+		reference := tf.Reference
+		for _, r := range tf.Runs {
 			if err := record.CheckVersion(r); err != nil {
 				return nil, nil, exitWith(exitBadInput, "%s: %v", f, err)
 			}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/ponens/ponens/config"
 	"github.com/ponens/ponens/ingest/tracefile"
 	"github.com/ponens/ponens/schema"
 )
@@ -16,9 +17,10 @@ import (
 // namedRun is one run read from a trace file, with the name it is reported
 // under: the file's path, with #runId added when the file holds several runs.
 type namedRun struct {
-	Name string
-	File string
-	Run  schema.Run
+	Name      string
+	File      string
+	Run       schema.Run
+	Reference bool // read from a reference trace (not an event stream)
 }
 
 // traceFiles expands the trace arguments: a file is itself, a directory is
@@ -70,21 +72,37 @@ func isOutput(path string) bool {
 }
 
 // readTraces reads every trace file; the first unreadable one is an error
-// naming the file, line and field.
-func readTraces(paths []string, maxLine int) ([]namedRun, error) {
+// naming the file, line and field. Values of a reference trace read
+// leniently are warned about on notes, one line each, and the trace is read
+// all the same.
+func readTraces(paths []string, limits config.TraceConfig, notes io.Writer) ([]namedRun, error) {
 	var out []namedRun
 	for _, p := range paths {
-		runs, err := tracefile.Read(p, maxLine)
+		f, err := tracefile.ReadFile(p, tracefile.Limits{MaxLine: limits.MaxEventBytes, MaxFileBytes: limits.MaxFileBytes, MaxReferenceBytes: limits.MaxReferenceBytes})
 		if err != nil {
 			return nil, err
 		}
-		for _, r := range runs {
+		for _, w := range f.Warnings {
+			fmt.Fprintf(notes, "warning: %v\n", w)
+		}
+		for _, r := range f.Runs {
 			name := filepath.ToSlash(p)
-			if len(runs) > 1 {
+			if len(f.Runs) > 1 {
 				name += "#" + r.ID
 			}
-			out = append(out, namedRun{Name: name, File: p, Run: r})
+			out = append(out, namedRun{Name: name, File: p, Run: r, Reference: f.Reference})
 		}
 	}
 	return out, nil
+}
+
+// impliedEnd reports whether the run ends by the run.finish a reference
+// trace without an outcome gets: it is a finished record, so it ends as
+// completed.
+func impliedEnd(r schema.Run) bool {
+	if len(r.Events) == 0 {
+		return false
+	}
+	last := r.Events[len(r.Events)-1]
+	return last.End != nil && last.End.Implied
 }

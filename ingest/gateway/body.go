@@ -19,6 +19,7 @@ type item struct {
 	index     int // its position among the body's events
 	raw       []byte
 	err       schema.DecodeErrors // located in the body; nil while it is fine
+	status    string              // its EventResult.Status once known
 }
 
 // expectedBody is what a body must be, for messages.

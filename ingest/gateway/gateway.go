@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/ponens/ponens/schema"
+	"github.com/ponens/ponens/transport"
 )
 
 // Defaults of Options.
@@ -41,29 +42,63 @@ type Options struct {
 	DeadLetterBytes int
 	// Health, when set, is asked by /healthz; an error makes it 503.
 	Health func() error
+	// DeadLetterRate is the rate, in bytes per second, at which one client
+	// (one remote host) may fill the dead-letter stream with refused
+	// input; over it the refused events are listed in a 429 answer but not
+	// stored. 0 means no limit. A client may send up to twice
+	// MaxBodyBytes at once.
+	DeadLetterRate float64
+	// Streams, when set, answers GET /v1/streams: how full the streams
+	// are (transport.Usage); an error makes it 503.
+	Streams func(ctx context.Context) (any, error)
+	// Metrics, when set, counts the events and is served at GET /metrics
+	// (with the bearer token when one is configured).
+	Metrics *Metrics
 	// Logger receives failures to store; nil discards them.
 	Logger *slog.Logger
 }
 
 // Sink stores events: it returns once each is stored or has failed, with
-// one error per event (nil when stored). *jetstream.Publisher is one.
+// one outcome per event (Err nil when stored, Duplicate when stored
+// before). *transport.Publisher is one.
 type Sink interface {
-	PublishBatch(ctx context.Context, events []*schema.Event) []error
+	PublishBatchOutcomes(ctx context.Context, events []*schema.Event) []transport.Outcome
 }
 
 // DeadLetterSink stores a refused input with its reason (schema.Reason…),
-// its source and the error. *jetstream.DeadLetters is one.
+// its source and the error. *transport.DeadLetters is one.
 type DeadLetterSink interface {
 	Send(ctx context.Context, reason, source string, err error, payload []byte) error
 }
 
 // Response is the JSON body of every answer to POST /v1/events.
 type Response struct {
-	Accepted int       `json:"accepted"`
-	Rejected int       `json:"rejected"`
-	Errors   []Problem `json:"errors"`
+	// Accepted counts the events stored: now (Stored) or before
+	// (Duplicates: the same run, seq and content was stored already, and
+	// nothing was stored again).
+	Accepted   int `json:"accepted"`
+	Stored     int `json:"stored"`
+	Duplicates int `json:"duplicates"`
+	// Rejected counts the events refused, Conflicts of them because other
+	// content is stored under their run and seq.
+	Rejected  int       `json:"rejected"`
+	Conflicts int       `json:"conflicts"`
+	Errors    []Problem `json:"errors"`
+	// Events says what became of each event of the body, in order; absent
+	// when the body as a whole was refused.
+	Events []EventResult `json:"events,omitempty"`
 	// Error says why the request as a whole failed (401, 413, 415, 503).
 	Error string `json:"error,omitempty"`
+}
+
+// EventResult is what became of one event of the body.
+type EventResult struct {
+	Line  int `json:"line"`  // 1-based line in the body where it starts
+	Index int `json:"index"` // its 0-based position among the body's events
+	// Status is stored, duplicate (stored before), conflict (other content
+	// is stored under its run and seq; dead-lettered), rejected (see
+	// errors; dead-lettered) or failed (not stored: see error).
+	Status string `json:"status"`
 }
 
 // Problem is why one event of the body was rejected.
@@ -91,17 +126,49 @@ func New(opts Options, pub Sink, dlq DeadLetterSink) http.Handler {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	g := &gateway{opts: opts, pub: pub, dlq: dlq}
+	g := &gateway{opts: opts, pub: pub, dlq: dlq, limits: newClientLimits(opts.DeadLetterRate, int(min(2*opts.MaxBodyBytes, 1<<31-1)))}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/events", g.events)
 	mux.HandleFunc("GET /healthz", g.health)
+	mux.HandleFunc("GET /v1/streams", g.streams)
+	if opts.Metrics != nil {
+		metrics := opts.Metrics.handler()
+		mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
+			if !g.authorized(r) {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="ponens"`)
+				writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "a bearer token is required (Authorization: Bearer <token>)"})
+				return
+			}
+			metrics.ServeHTTP(w, r)
+		})
+	}
 	return mux
 }
 
+// streams answers GET /v1/streams.
+func (g *gateway) streams(w http.ResponseWriter, r *http.Request) {
+	if !g.authorized(r) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="ponens"`)
+		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "a bearer token is required (Authorization: Bearer <token>)"})
+		return
+	}
+	if g.opts.Streams == nil {
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": "stream usage is not available here"})
+		return
+	}
+	v, err := g.opts.Streams(r.Context())
+	if err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": err.Error()})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"streams": v})
+}
+
 type gateway struct {
-	opts Options
-	pub  Sink
-	dlq  DeadLetterSink
+	opts   Options
+	pub    Sink
+	dlq    DeadLetterSink
+	limits *clientLimits // nil: no dead-letter rate
 }
 
 // health answers GET /healthz.
@@ -127,10 +194,11 @@ func (g *gateway) events(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusUnsupportedMediaType, Response{Errors: []Problem{}, Error: err.Error()})
 		return
 	}
+	dlq := g.limits.deadLetters(r, g.dlq)
 	data, size, tooLarge, err := g.readBody(w, r)
 	switch {
 	case tooLarge:
-		g.tooLarge(w, r, data, size)
+		g.tooLarge(w, r, dlq, data, size)
 		return
 	case err != nil: // the client went away or sent a broken body
 		writeJSON(w, http.StatusBadRequest, Response{Errors: []Problem{}, Error: "reading the body: " + err.Error()})
@@ -138,10 +206,10 @@ func (g *gateway) events(w http.ResponseWriter, r *http.Request) {
 	}
 	items, bad := split(data, lines, g.opts.MaxEventBytes)
 	if bad != nil {
-		g.notJSON(w, r, data, bad)
+		g.notJSON(w, r, dlq, data, bad)
 		return
 	}
-	res, status := g.process(r.Context(), items)
+	res, status := g.process(r.Context(), dlq, items)
 	writeJSON(w, status, res)
 }
 
@@ -168,7 +236,7 @@ func isJSONLines(contentType string) (bool, error) {
 	case mt == "application/json" || strings.HasSuffix(mt, "+json"):
 		return false, nil
 	case mt == "application/x-ndjson" || mt == "application/jsonl" || mt == "application/x-jsonlines" ||
-		mt == "application/jsonlines" || mt == "text/plain":
+		mt == "application/jsonlines":
 		return true, nil
 	}
 	return false, fmt.Errorf("Content-Type %q: send application/json (an event or an array of events) or application/x-ndjson (JSON lines)", mt)
@@ -191,7 +259,7 @@ func (g *gateway) readBody(w http.ResponseWriter, r *http.Request) (data []byte,
 }
 
 // tooLarge answers 413 and dead-letters the head of the body.
-func (g *gateway) tooLarge(w http.ResponseWriter, r *http.Request, head []byte, size int64) {
+func (g *gateway) tooLarge(w http.ResponseWriter, r *http.Request, dlq DeadLetterSink, head []byte, size int64) {
 	got := "more than " + strconv.FormatInt(g.opts.MaxBodyBytes, 10) + " bytes"
 	if size >= 0 {
 		got = strconv.FormatInt(size, 10) + " bytes"
@@ -201,7 +269,7 @@ func (g *gateway) tooLarge(w http.ResponseWriter, r *http.Request, head []byte, 
 	p := Problem{Reason: schema.ReasonTooLarge, Error: fe.Error()}
 	res := Response{Rejected: 1, Errors: []Problem{p}, Error: "request body too large"}
 	status := http.StatusRequestEntityTooLarge
-	if err := g.dlq.Send(r.Context(), schema.ReasonTooLarge, schema.SourceGateway, fe, head); err != nil {
+	if err := dlq.Send(r.Context(), schema.ReasonTooLarge, schema.SourceGateway, fe, head); err != nil {
 		status, res.Error = g.unavailable("dead-letter", err)
 	}
 	w.Header().Set("Connection", "close")
@@ -209,28 +277,33 @@ func (g *gateway) tooLarge(w http.ResponseWriter, r *http.Request, head []byte, 
 }
 
 // notJSON answers 400 and dead-letters the body as malformed.
-func (g *gateway) notJSON(w http.ResponseWriter, r *http.Request, data []byte, fe *schema.FieldError) {
+func (g *gateway) notJSON(w http.ResponseWriter, r *http.Request, dlq DeadLetterSink, data []byte, fe *schema.FieldError) {
 	p := Problem{Line: 1, Column: 1, Reason: schema.ReasonMalformed, Error: fe.Error()}
 	res := Response{Rejected: 1, Errors: []Problem{p}, Error: "the body is not JSON"}
 	status := http.StatusBadRequest
 	if len(bytes.TrimSpace(data)) > 0 {
 		err := &schema.DecodeError{File: inputName, Line: 1, Col: 1, Msg: fe.Error(), Err: fe}
-		if err := g.dlq.Send(r.Context(), schema.ReasonMalformed, schema.SourceGateway, err, data); err != nil {
+		if err := dlq.Send(r.Context(), schema.ReasonMalformed, schema.SourceGateway, err, data); err != nil {
 			status, res.Error = g.unavailable("dead-letter", err)
 		}
 	}
 	writeJSON(w, status, res)
 }
 
-// unavailable logs a failure to store and returns the 503 answer.
+// unavailable logs a failure to store and returns the 503 answer, or 429
+// for a client over its dead-letter rate.
 func (g *gateway) unavailable(what string, err error) (int, string) {
+	if errors.Is(err, ErrDeadLetterRate) {
+		g.opts.Logger.Warn("gateway: dead letters not stored: client over its rate", "what", what)
+		return http.StatusTooManyRequests, err.Error() + "; the refused inputs are listed here but not stored"
+	}
 	g.opts.Logger.Warn("gateway: storing failed", "what", what, "err", err)
 	return http.StatusServiceUnavailable, fmt.Sprintf("storing %s failed: %v; sending the request again is safe", what, err)
 }
 
 // process decodes the items, publishes the valid events, dead-letters the
 // rest, and returns the response with its status.
-func (g *gateway) process(ctx context.Context, items []item) (Response, int) {
+func (g *gateway) process(ctx context.Context, dlq DeadLetterSink, items []item) (Response, int) {
 	res := Response{Errors: []Problem{}}
 	var events []*schema.Event
 	var published []*item
@@ -251,15 +324,23 @@ func (g *gateway) process(ctx context.Context, items []item) (Response, int) {
 
 	var failure string
 	status := 0
-	for i, err := range g.pub.PublishBatch(ctx, events) {
-		switch {
+	for i, o := range g.pub.PublishBatchOutcomes(ctx, events) {
+		it := published[i]
+		switch err := o.Err; {
 		case err == nil:
 			res.Accepted++
+			if o.Duplicate {
+				res.Duplicates++
+				it.status = "duplicate"
+			} else {
+				res.Stored++
+				it.status = "stored"
+			}
 		case errors.Is(err, schema.ErrTooLarge) || errors.As(err, new(*schema.FieldError)):
-			it := published[i]
 			it.err = it.relocate(err)
 			refused = append(refused, it)
 		default:
+			it.status = "failed"
 			if failure == "" {
 				status, failure = g.unavailable("events", err)
 			}
@@ -267,11 +348,20 @@ func (g *gateway) process(ctx context.Context, items []item) (Response, int) {
 	}
 	for _, it := range refused {
 		res.Rejected++
+		it.status = "rejected"
+		if errors.Is(it.err, schema.ErrConflictingDuplicate) {
+			res.Conflicts++
+			it.status = "conflict"
+		}
 		res.Errors = append(res.Errors, it.problems()...)
-		if err := g.dlq.Send(ctx, schema.DeadLetterReason(it.err), schema.SourceGateway, it.err, it.raw); err != nil && failure == "" {
+		if err := dlq.Send(ctx, schema.DeadLetterReason(it.err), schema.SourceGateway, it.err, it.raw); err != nil && failure == "" {
 			status, failure = g.unavailable("dead-letters", err)
 		}
 	}
+	for i := range items {
+		res.Events = append(res.Events, EventResult{Line: items[i].line, Index: items[i].index, Status: items[i].status})
+	}
+	g.opts.Metrics.countEvents(res.Events)
 	sortProblems(res.Errors)
 	res.Error = failure
 	switch {

@@ -16,12 +16,12 @@ import (
 	natsjs "github.com/nats-io/nats.go/jetstream"
 
 	"github.com/ponens/ponens/ingest/gateway"
-	"github.com/ponens/ponens/ingest/jetstream"
-	"github.com/ponens/ponens/ingest/jetstream/jstest"
 	"github.com/ponens/ponens/schema"
+	"github.com/ponens/ponens/transport"
+	"github.com/ponens/ponens/transport/jstest"
 )
 
-var streams = jetstream.StreamConfig{Prefix: "ponens", Partitions: 4, Duplicates: time.Minute, Memory: true}
+var streams = transport.StreamConfig{Prefix: "ponens", Partitions: 4, Duplicates: time.Minute, Memory: true}
 
 // fixture is a gateway over a real publisher and dead-letter sender on an
 // embedded JetStream server.
@@ -33,7 +33,7 @@ type fixture struct {
 func setup(t *testing.T, opts gateway.Options) *fixture {
 	t.Helper()
 	_, _, js := jstest.Start(t)
-	if err := jetstream.Provision(context.Background(), js, streams); err != nil {
+	if err := transport.Provision(context.Background(), js, streams); err != nil {
 		t.Fatal(err)
 	}
 	return serve(t, js, opts)
@@ -41,9 +41,9 @@ func setup(t *testing.T, opts gateway.Options) *fixture {
 
 func serve(t *testing.T, js natsjs.JetStream, opts gateway.Options) *fixture {
 	t.Helper()
-	pub := jetstream.NewPublisher(js, streams.Subjects(), jetstream.PublisherOptions{Retries: -1, Timeout: 2 * time.Second})
+	pub := transport.NewPublisher(js, streams.Subjects(), transport.PublisherOptions{Retries: -1, Timeout: 2 * time.Second})
 	t.Cleanup(func() { pub.Close() })
-	srv := httptest.NewServer(gateway.New(opts, pub, jetstream.NewDeadLetters(js, streams.Subjects())))
+	srv := httptest.NewServer(gateway.New(opts, pub, transport.NewDeadLetters(js, streams.Subjects())))
 	t.Cleanup(srv.Close)
 	return &fixture{url: srv.URL, js: js}
 }
@@ -115,11 +115,14 @@ func TestJSONLines(t *testing.T) {
 	f := setup(t, gateway.Options{MaxEventBytes: 300})
 	body := strings.Join([]string{start, "", truncated, action, unknown, invalid, tooLong}, "\n") + "\n"
 	status, res, _ := f.post(t, "application/x-ndjson", strings.NewReader(body))
-	want := gateway.Response{Accepted: 2, Rejected: 4, Errors: []gateway.Problem{
+	want := gateway.Response{Accepted: 2, Stored: 2, Rejected: 4, Errors: []gateway.Problem{
 		{Line: 3, Column: 16, Index: 1, Field: "", Reason: "malformed", Error: "malformed JSON: unexpected end of line"},
 		{Line: 5, Column: 67, Index: 3, Field: "type", Reason: "unknown-type", Error: `unknown event type: expected one of run.start, run.finish, run.error, run.cancel, action, artifact, residual, telemetry, got "nope"`},
 		{Line: 6, Column: 100, Index: 4, Field: "action.type", Reason: "invalid", Error: "missing field: expected a non-empty string"},
 		{Line: 7, Column: 1, Index: 5, Field: "", Reason: "too-large", Error: "too large: expected an event of at most 300 bytes, got 519 bytes"},
+	}, Events: []gateway.EventResult{
+		{Line: 1, Index: 0, Status: "stored"}, {Line: 3, Index: 1, Status: "rejected"}, {Line: 4, Index: 2, Status: "stored"},
+		{Line: 5, Index: 3, Status: "rejected"}, {Line: 6, Index: 4, Status: "rejected"}, {Line: 7, Index: 5, Status: "rejected"},
 	}}
 	if status != http.StatusMultiStatus || !reflect.DeepEqual(res, want) {
 		t.Errorf("status %d, response\n%s\nwant 207,\n%s", status, js(res), js(want))
@@ -137,9 +140,10 @@ func TestJSONLines(t *testing.T) {
 		t.Errorf("dead letters\n%s\nwant\n%s", js(got), js(wantDLQ))
 	}
 
-	// The same body again: the events are already stored, still accepted.
-	status, res, _ = f.post(t, "text/plain", strings.NewReader(body))
-	if status != http.StatusMultiStatus || res.Accepted != 2 || len(f.events(t)) != 2 {
+	// The same body again: the events are already stored, still accepted,
+	// and said to be duplicates.
+	status, res, _ = f.post(t, "application/x-ndjson", strings.NewReader(body))
+	if status != http.StatusMultiStatus || res.Accepted != 2 || res.Stored != 0 || res.Duplicates != 2 || res.Events[0].Status != "duplicate" || len(f.events(t)) != 2 {
 		t.Errorf("again: %d %+v, %d events stored", status, res, len(f.events(t)))
 	}
 }
@@ -148,9 +152,9 @@ func TestArray(t *testing.T) {
 	f := setup(t, gateway.Options{})
 	body := "[\n  " + start + ",\n  " + invalid + ",\n  " + action + "\n]\n"
 	status, res, _ := f.post(t, "application/json", strings.NewReader(body))
-	want := gateway.Response{Accepted: 2, Rejected: 1, Errors: []gateway.Problem{
+	want := gateway.Response{Accepted: 2, Stored: 2, Rejected: 1, Errors: []gateway.Problem{
 		{Line: 3, Column: 102, Index: 1, Field: "action.type", Reason: "invalid", Error: "missing field: expected a non-empty string"},
-	}}
+	}, Events: []gateway.EventResult{{Line: 2, Index: 0, Status: "stored"}, {Line: 3, Index: 1, Status: "rejected"}, {Line: 4, Index: 2, Status: "stored"}}}
 	if status != http.StatusMultiStatus || !reflect.DeepEqual(res, want) {
 		t.Errorf("status %d, response\n%s\nwant 207,\n%s", status, js(res), js(want))
 	}
@@ -178,7 +182,7 @@ func TestArray(t *testing.T) {
 func TestSingleObject(t *testing.T) {
 	f := setup(t, gateway.Options{})
 	status, res, _ := f.post(t, "application/json", strings.NewReader(start))
-	if status != http.StatusOK || !reflect.DeepEqual(res, gateway.Response{Accepted: 1, Errors: []gateway.Problem{}}) {
+	if status != http.StatusOK || !reflect.DeepEqual(res, gateway.Response{Accepted: 1, Stored: 1, Errors: []gateway.Problem{}, Events: []gateway.EventResult{{Line: 1, Status: "stored"}}}) {
 		t.Errorf("valid: %d %s", status, js(res))
 	}
 	// Pretty-printed and invalid: 422, the field located in the body.
@@ -186,7 +190,7 @@ func TestSingleObject(t *testing.T) {
 	status, res, _ = f.post(t, "", strings.NewReader(pretty))
 	want := gateway.Response{Rejected: 1, Errors: []gateway.Problem{
 		{Line: 1, Column: 1, Field: "action", Reason: "invalid", Error: `missing field: expected a body for type "action"`},
-	}}
+	}, Events: []gateway.EventResult{{Line: 1, Status: "rejected"}}}
 	if status != http.StatusUnprocessableEntity || !reflect.DeepEqual(res, want) {
 		t.Errorf("invalid: %d\n%s\nwant\n%s", status, js(res), js(want))
 	}
@@ -223,6 +227,10 @@ func TestNotJSON(t *testing.T) {
 	}
 	if status, res, _ := f.post(t, "application/xml", strings.NewReader(start)); status != http.StatusUnsupportedMediaType || res.Error == "" {
 		t.Errorf("xml: %d %+v", status, res)
+	}
+	// text/plain names no form: JSON lines must say so.
+	if status, res, _ := f.post(t, "text/plain", strings.NewReader(start)); status != http.StatusUnsupportedMediaType || !strings.Contains(res.Error, "application/x-ndjson") {
+		t.Errorf("text/plain: %d %+v", status, res)
 	}
 }
 

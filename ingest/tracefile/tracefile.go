@@ -1,8 +1,9 @@
 package tracefile
 
 import (
-	"os"
+	"bytes"
 
+	"github.com/ponens/ponens/internal/readlimit"
 	"github.com/ponens/ponens/schema"
 )
 
@@ -15,18 +16,58 @@ import (
 // decoded cleanly (none for a reference trace), so a caller that must not
 // act on a partial trace checks the error first.
 func Read(path string, maxLine int) ([]schema.Run, error) {
-	runs, _, err := ReadForm(path, maxLine)
-	return runs, err
+	return ReadLimited(path, Limits{MaxLine: maxLine})
 }
 
-// ReadForm is Read that also reports whether the file is a reference
-// trace (whose event times are derived, not recorded) rather than an event
-// stream.
-func ReadForm(path string, maxLine int) (runs []schema.Run, reference bool, err error) {
-	data, err := os.ReadFile(path)
+// Limits bounds what ReadLimited accepts; zero values mean no bound (and
+// schema.DefaultMaxLine for MaxLine).
+type Limits struct {
+	MaxLine           int   // trace.max_event_bytes: a line of an event stream
+	MaxFileBytes      int64 // trace.max_file_bytes: any trace file
+	MaxReferenceBytes int64 // trace.max_reference_bytes: a reference trace, decoded whole
+}
+
+// ReadLimited is Read under limits: a file over MaxFileBytes is refused
+// before reading past it, and a reference trace over MaxReferenceBytes
+// before it is decoded, each with a *readlimit.TooLargeError naming the
+// configuration key.
+func ReadLimited(path string, l Limits) ([]schema.Run, error) {
+	data, err := readlimit.ReadFile(path, l.MaxFileBytes, "trace.max_file_bytes")
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
-	events, err := schema.Decode(path, data, maxLine)
-	return schema.SplitRuns(events), schema.IsReference(data), err
+	if l.MaxReferenceBytes > 0 && int64(len(data)) > l.MaxReferenceBytes && schema.IsReference(data) {
+		return nil, &readlimit.TooLargeError{Path: path, Size: int64(len(data)), Limit: l.MaxReferenceBytes, Key: "trace.max_reference_bytes"}
+	}
+	events, err := schema.Decode(path, data, l.MaxLine)
+	return schema.SplitRuns(events), err
+}
+
+// File is what ReadFile found in a trace file.
+type File struct {
+	Runs []schema.Run
+	// Warnings are the values of a reference trace read leniently, each
+	// naming its place and how it was read (schema.DecodeReferenceWarn).
+	// An event stream has none.
+	Warnings schema.DecodeErrors
+	// Reference is set for a reference trace, clear for an event stream.
+	Reference bool
+}
+
+// ReadFile is ReadLimited that also reports the file's form and the
+// warnings of a reference trace.
+func ReadFile(path string, l Limits) (File, error) {
+	data, err := readlimit.ReadFile(path, l.MaxFileBytes, "trace.max_file_bytes")
+	if err != nil {
+		return File{}, err
+	}
+	if !schema.IsReference(data) {
+		events, err := schema.DecodeJSONL(path, bytes.NewReader(data), l.MaxLine)
+		return File{Runs: schema.SplitRuns(events)}, err
+	}
+	if l.MaxReferenceBytes > 0 && int64(len(data)) > l.MaxReferenceBytes {
+		return File{}, &readlimit.TooLargeError{Path: path, Size: int64(len(data)), Limit: l.MaxReferenceBytes, Key: "trace.max_reference_bytes"}
+	}
+	events, warnings, err := schema.DecodeReferenceWarn(path, data)
+	return File{Runs: schema.SplitRuns(events), Warnings: warnings, Reference: true}, err
 }

@@ -41,3 +41,17 @@ func TestRead(t *testing.T) {
 		t.Errorf("missing file: %v", err)
 	}
 }
+
+func TestReadFile(t *testing.T) {
+	f, err := ReadFile("../../schema/testdata/stream.jsonl", Limits{})
+	if err != nil || f.Reference || len(f.Runs) != 2 || f.Warnings != nil {
+		t.Errorf("stream: %v, %+v", err, f)
+	}
+	f, err = ReadFile("../../testdata/corpus/traces/refund_violating.json", Limits{})
+	if err != nil || !f.Reference || len(f.Runs) != 1 || len(f.Warnings) != 4 {
+		t.Errorf("reference trace: %v, %+v", err, f)
+	}
+	if _, err := ReadFile("missing.json", Limits{}); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("missing file: %v", err)
+	}
+}

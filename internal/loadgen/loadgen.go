@@ -58,8 +58,8 @@ import (
 	"github.com/nats-io/nats.go"
 	natsjs "github.com/nats-io/nats.go/jetstream"
 
-	"github.com/ponens/ponens/ingest/jetstream"
 	"github.com/ponens/ponens/schema"
+	"github.com/ponens/ponens/transport"
 )
 
 // Options configure a load. Zero values take the defaults of the fields.
@@ -234,7 +234,7 @@ type load struct {
 	rec   *recorder
 	js    natsjs.JetStream // on the publishing connection
 	query natsjs.JetStream // on the listening connection: consumer and KV reads
-	pub   *jetstream.Publisher
+	pub   *transport.Publisher
 	subs  []*nats.Subscription
 
 	backlog  atomic.Uint64 // Σ NumPending of the partition consumers, last polled
@@ -244,7 +244,7 @@ type load struct {
 }
 
 func newLoad(nc, sub *nats.Conn, opts Options) (*load, error) {
-	js, err := natsjs.New(nc, natsjs.WithPublishAsyncTimeout(jetstream.DefaultTimeout),
+	js, err := natsjs.New(nc, natsjs.WithPublishAsyncTimeout(transport.DefaultTimeout),
 		natsjs.WithPublishAsyncMaxPending(opts.MaxInFlight))
 	if err != nil {
 		return nil, err
@@ -280,7 +280,7 @@ func newLoad(nc, sub *nats.Conn, opts Options) (*load, error) {
 		l.close()
 		return nil, fmt.Errorf("loadgen: subscribe: %w", err)
 	}
-	l.pub = jetstream.NewPublisher(js, opts.Subjects, jetstream.PublisherOptions{MaxInFlight: opts.MaxInFlight})
+	l.pub = transport.NewPublisher(js, opts.Subjects, transport.PublisherOptions{MaxInFlight: opts.MaxInFlight})
 	return l, nil
 }
 
@@ -440,7 +440,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 
 func (l *load) run(ctx context.Context) (Result, error) {
 	res := Result{Runs: l.opts.Runs}
-	if err := jetstream.CheckPartitions(ctx, l.query, l.opts.Subjects); err != nil {
+	if err := transport.CheckPartitions(ctx, l.query, l.opts.Subjects); err != nil {
 		return res, fmt.Errorf("loadgen: %w (set --partitions to the stream's)", err)
 	}
 	if _, _, err := l.partitions(ctx); err != nil {

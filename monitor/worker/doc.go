@@ -42,7 +42,14 @@
 //
 // # Per run
 //
-// A repeated seq is ignored. An event ahead of the next expected seq waits
+// A run of the checkpoint whose first events the stream no longer holds
+// (its MaxAge) cannot be rebuilt: it is ended with an error log line, and
+// its later events are after-end dead letters.
+//
+// A repeated seq is ignored when its bytes are those applied under it (an
+// FNV-1a hash per applied seq, for a run's first maxSums seqs) or those
+// waiting in the buffer; other bytes are a conflicting-duplicate dead
+// letter. An event ahead of the next expected seq waits
 // in a bounded buffer; a gap that does not close within GapTimeout becomes
 // a dead letter (reason seq-gap) and a violated verdict of the built-in rule
 // ponens.stream_integrity, and the run continues at the next event it has;
@@ -50,8 +57,10 @@
 // and replay skips the same seqs (they are in the checkpoint).
 // A run with no event for IdleAfter ends as ended without run.finish: its
 // pending rules become unresolved. Events that do not decode or validate,
-// are too large, or arrive after their run ended are dead letters with the
-// reason and the original payload.
+// are too large, arrive after their run ended, or name another run than
+// the subject they were published on (run-mismatch: judging it would split
+// a run between partitions) are dead letters with the reason and the
+// original payload.
 //
 // # Rules
 //

@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/ponens/ponens/policy/ruleset"
+	"github.com/ponens/ponens/schema"
 )
 
 // RuleHistory is a rule's entry in the fleet's rule manifest (the
@@ -175,7 +176,7 @@ func markRemoved(ctx context.Context, kv jetstream.KeyValue, id string) error {
 // Manifest returns the fleet's rule manifest, one history per rule id ever
 // recorded, sorted by id.
 func Manifest(ctx context.Context, js jetstream.JetStream, prefix string) ([]RuleHistory, error) {
-	kv, err := js.KeyValue(ctx, bucket(prefix, "rules"))
+	kv, err := js.KeyValue(ctx, bucket(prefix, schema.BucketRules))
 	if err != nil {
 		return nil, err
 	}

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ponens/ponens/ingest/jetstream"
-	"github.com/ponens/ponens/ingest/jetstream/jstest"
 	"github.com/ponens/ponens/schema"
+	"github.com/ponens/ponens/transport"
+	"github.com/ponens/ponens/transport/jstest"
 )
 
 // TestNodeLoss: the pipeline on a three-node NATS cluster, streams and
@@ -23,14 +23,14 @@ func TestNodeLoss(t *testing.T) {
 	c := jstest.Cluster(t, 3)
 	nc, js := c.Connect()
 	ctx := context.Background()
-	cfg := jetstream.StreamConfig{Prefix: subjects.Prefix, Partitions: testPartitions, Duplicates: 10 * time.Minute, Replicas: 3}
-	if err := jetstream.Provision(ctx, js, cfg); err != nil {
+	cfg := transport.StreamConfig{Prefix: subjects.Prefix, Partitions: testPartitions, Duplicates: 10 * time.Minute, Replicas: 3}
+	if err := transport.Provision(ctx, js, cfg); err != nil {
 		t.Fatal(err)
 	}
 	set := rules(t)
 	runs, order, _ := fleet(30)
 	want := expected(t, set, runs)
-	pub := jetstream.NewPublisher(js, subjects, jetstream.PublisherOptions{Timeout: 2 * time.Second, Retries: 40, RetryWait: 100 * time.Millisecond})
+	pub := transport.NewPublisher(js, subjects, transport.PublisherOptions{Timeout: 2 * time.Second, Retries: 40, RetryWait: 100 * time.Millisecond})
 	publishAll := func(evs []*schema.Event) {
 		for _, ev := range evs {
 			if err := pub.Publish(ctx, ev); err != nil {

@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -15,8 +17,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	segjson "github.com/segmentio/encoding/json"
 
-	ingest "github.com/ponens/ponens/ingest/jetstream"
 	"github.com/ponens/ponens/monitor"
+	"github.com/ponens/ponens/monitor/remote"
 	"github.com/ponens/ponens/schema"
 )
 
@@ -61,6 +63,29 @@ type runState struct {
 	skipped  [][2]uint64 // seq ranges given up on, ascending (runMark.Skipped)
 	dropped  []uint64    // stream sequences refused on overflow (runMark.Dropped)
 	agent    string      // the agent run.start named
+	// sums[seq-1] is the FNV-1a hash of the bytes of event seq as applied
+	// (0: not applied), to tell a repeat from a conflicting duplicate.
+	sums []uint64
+}
+
+// maxSums bounds runState.sums: the events past this seq of a run are not
+// compared with their duplicates (at most 512 KiB per run).
+const maxSums = 1 << 16
+
+// sum is the hash runState.sums keeps of an event's bytes (never 0).
+func sum(data []byte) uint64 {
+	h := fnv.New64a()
+	h.Write(data)
+	return max(h.Sum64(), 1)
+}
+
+// conflicts reports whether data is not the event applied as seq, whose
+// bytes the run remembers; false when it remembers none.
+func (rs *runState) conflicts(seq uint64, data []byte) bool {
+	if seq == 0 || seq > uint64(len(rs.sums)) || rs.sums[seq-1] == 0 {
+		return false
+	}
+	return rs.sums[seq-1] != sum(data)
 }
 
 // dropBefore forgets buffered events below seq, which can no longer be
@@ -118,7 +143,7 @@ type decideReq struct {
 
 // refusal is the answer to a decision request about a run that no step
 // can follow (it has ended) or that the partition does not know, with the
-// code jetstream.Decide turns into its sentinel error.
+// code remote.Decide turns into its sentinel error.
 type refusal struct {
 	Error string `json:"error"`
 	Code  string `json:"code"`
@@ -126,7 +151,7 @@ type refusal struct {
 
 // retryLater is the answer to a decision request the partition cannot
 // judge now (it is moving, busy, or still rebuilding its runs): the client
-// asks again (jetstream.Decide does, until its context ends).
+// asks again (remote.Decide does, until its context ends).
 type retryLater struct {
 	Error string `json:"error"`
 	Retry bool   `json:"retry"`
@@ -193,8 +218,11 @@ func newPartition(ctx context.Context, w *Worker, k int, rev uint64) (*partition
 	for _, id := range ck.Ended {
 		p.end(id, "")
 	}
+	if err := p.dropExpired(ctx); err != nil {
+		return nil, err
+	}
 	start := ck.Seq + 1
-	for _, m := range ck.Runs {
+	for _, m := range p.marks {
 		start = min(start, m.First)
 	}
 	name := fmt.Sprintf("%s-p%d", w.opts.Subjects.Prefix, k)
@@ -217,6 +245,32 @@ func newPartition(ctx context.Context, w *Worker, k int, rev uint64) (*partition
 	p.cancel = cancel
 	go p.loop(loopCtx)
 	return p, nil
+}
+
+// dropExpired ends the open runs of the checkpoint whose first events the
+// stream no longer holds (removed by its MaxAge, nats.max_age): replaying
+// what is left would judge them on part of their history, and could find
+// violations that did not happen. Each is logged at error level, and its
+// later events go to the dead letters as after-end.
+func (p *partition) dropExpired(ctx context.Context) error {
+	if len(p.marks) == 0 {
+		return nil
+	}
+	st, err := p.w.js.Stream(ctx, schema.StreamEvents)
+	if err != nil {
+		return fmt.Errorf("partition %d: stream %s: %w", p.k, schema.StreamEvents, err)
+	}
+	first := st.CachedInfo().State.FirstSeq
+	for id, m := range p.marks {
+		if m.First >= first {
+			continue
+		}
+		p.w.opts.Logger.Error("worker: an open run's first events expired before its partition could replay them (nats.max_age); the run is ended, its later events go to the dead letters",
+			"partition", p.k, "run", id, "first", m.First, "stream_first", first)
+		delete(p.marks, id)
+		p.end(id, "its first events expired from the stream (nats.max_age) before a replay")
+	}
+	return nil
 }
 
 func (p *partition) loadCheckpoint(ctx context.Context) (checkpoint, error) {
@@ -351,6 +405,11 @@ func (p *partition) handle(ctx context.Context, msg jetstream.Msg) {
 	p.lastSeq, p.lastMsg = seq, msg
 	data := msg.Data()
 	ev, reason, err := p.decode(data)
+	if err == nil {
+		if err = sameRun(msg.Subject(), ev); err != nil {
+			reason = schema.ReasonRunMismatch
+		}
+	}
 	if err != nil {
 		if !replay {
 			p.dead(ctx, reason, err, data)
@@ -386,10 +445,15 @@ func (p *partition) handle(ctx context.Context, msg jetstream.Msg) {
 	case ev.Seq < rs.next:
 		if r, late := rs.skippedRange(ev.Seq); late && !replay { // never applied: not a duplicate
 			p.dead(ctx, schema.ReasonSeqGap, fmt.Errorf("runId %q, seq %d: arrived after the run stopped waiting for seq %d to %d", ev.RunID, ev.Seq, r[0], r[1]), data)
+		} else if !replay && rs.conflicts(ev.Seq, data) {
+			p.dead(ctx, schema.ReasonConflictingDuplicate, fmt.Errorf("runId %q, seq %d: %w: the run applied other content under this seq", ev.RunID, ev.Seq, schema.ErrConflictingDuplicate), data)
 		}
 		return // a duplicate: already applied
 	case ev.Seq > rs.next:
-		if _, dup := rs.buffer[ev.Seq]; dup {
+		if b, dup := rs.buffer[ev.Seq]; dup {
+			if !replay && !bytes.Equal(b.raw, data) {
+				p.dead(ctx, schema.ReasonConflictingDuplicate, fmt.Errorf("runId %q, seq %d: %w: other content under this seq waits to be applied", ev.RunID, ev.Seq, schema.ErrConflictingDuplicate), data)
+			}
 			return
 		}
 		if _, skipped := rs.skippedRange(ev.Seq); skipped && replay { // the run never applied it
@@ -464,11 +528,33 @@ func (p *partition) decode(data []byte) (*schema.Event, string, error) {
 	return &ev, "", nil
 }
 
+// sameRun refuses an event whose runId is not the run of the subject it
+// was published on (its last token): the stream partitions by the subject,
+// so judging it would put a run's events in a partition whose worker does
+// not answer the run's decisions.
+func sameRun(subject string, ev *schema.Event) error {
+	tok := subject[strings.LastIndexByte(subject, '.')+1:]
+	run, err := schema.ParseRunToken(tok)
+	if err != nil {
+		return fmt.Errorf("subject %q: %w", subject, err)
+	}
+	if run != ev.RunID {
+		return fmt.Errorf("runId %q, seq %d: published on the subject of run %q (%s): an event goes on its own run's subject", ev.RunID, ev.Seq, run, subject)
+	}
+	return nil
+}
+
 // apply feeds an in-order event, decoded from raw, to its run and
 // publishes the verdicts. The run keeps a compact copy of raw rather than
 // the decoded event as its last one (monitor.Run.AddEncoded).
 func (p *partition) apply(ctx context.Context, runID string, rs *runState, ev *schema.Event, raw []byte, replay bool) {
 	vs, err := rs.run.AddEncoded(ev, bytes.Clone(raw))
+	if ev.Seq > 0 && ev.Seq <= maxSums {
+		for uint64(len(rs.sums)) < ev.Seq {
+			rs.sums = append(rs.sums, 0)
+		}
+		rs.sums[ev.Seq-1] = sum(raw)
+	}
 	rs.next = ev.Seq + 1
 	if ev.Start != nil {
 		rs.agent = ev.Start.Agent
@@ -772,10 +858,10 @@ func (p *partition) answer(req decideReq) any {
 		if how == "" {
 			msg = fmt.Sprintf("run %q: the run has ended: no step can follow", req.runID)
 		}
-		return refusal{msg, ingest.DecideRunEnded}
+		return refusal{msg, remote.DecideRunEnded}
 	}
 	if !req.newRun {
-		return refusal{fmt.Sprintf("run %q is unknown: no event of it has been processed (ask as a new run to judge it from an empty history)", req.runID), ingest.DecideRunUnknown}
+		return refusal{fmt.Sprintf("run %q is unknown: no event of it has been processed (ask as a new run to judge it from an empty history)", req.runID), remote.DecideRunUnknown}
 	}
 	return p.eng.NewRun(req.runID).Decide(req.action)
 }

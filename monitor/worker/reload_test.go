@@ -12,8 +12,8 @@ import (
 
 	natsjs "github.com/nats-io/nats.go/jetstream"
 
-	"github.com/ponens/ponens/ingest/jetstream"
 	"github.com/ponens/ponens/monitor"
+	"github.com/ponens/ponens/monitor/remote"
 	"github.com/ponens/ponens/policy/ruleset"
 	"github.com/ponens/ponens/schema"
 )
@@ -336,7 +336,7 @@ func TestDecideAcrossReload(t *testing.T) {
 	ask := func() (monitor.Decision, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		return jetstream.Decide(ctx, nc, subjects, "d", &commit)
+		return remote.Decide(ctx, nc, subjects, "d", &commit)
 	}
 	if d, err := ask(); err != nil || d.Decision != "allow" {
 		t.Fatalf("before the reload: %+v, %v", d, err)

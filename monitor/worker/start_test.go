@@ -13,9 +13,9 @@ import (
 	"github.com/nats-io/nats.go"
 	natsjs "github.com/nats-io/nats.go/jetstream"
 
-	"github.com/ponens/ponens/ingest/jetstream"
-	"github.com/ponens/ponens/ingest/jetstream/jstest"
 	"github.com/ponens/ponens/policy/ruleset"
+	"github.com/ponens/ponens/transport"
+	"github.com/ponens/ponens/transport/jstest"
 )
 
 // runWithin runs w until it returns or d passes, and returns its error and
@@ -45,7 +45,7 @@ func TestStartFailsOnRefusedReplicas(t *testing.T) {
 	if !returned || err == nil || !strings.Contains(err.Error(), "key-value buckets") {
 		t.Fatalf("worker with 3 replicas on one node: returned %v, err %v; want a key-value bucket error", returned, err)
 	}
-	if jetstream.Unavailable(err) {
+	if transport.Unavailable(err) {
 		t.Errorf("%v counts as unavailability", err)
 	}
 }
@@ -81,8 +81,8 @@ func TestStartWaitsForQuorum(t *testing.T) {
 	}
 	c := jstest.Cluster(t, 3)
 	nc, js := c.Connect()
-	cfg := jetstream.StreamConfig{Prefix: subjects.Prefix, Partitions: testPartitions, Duplicates: 10 * time.Minute, Replicas: 3}
-	if err := jetstream.Provision(context.Background(), js, cfg); err != nil {
+	cfg := transport.StreamConfig{Prefix: subjects.Prefix, Partitions: testPartitions, Duplicates: 10 * time.Minute, Replicas: 3}
+	if err := transport.Provision(context.Background(), js, cfg); err != nil {
 		t.Fatal(err)
 	}
 	c.Stop(1)

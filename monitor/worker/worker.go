@@ -17,10 +17,10 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	ingest "github.com/ponens/ponens/ingest/jetstream"
 	"github.com/ponens/ponens/monitor"
 	"github.com/ponens/ponens/policy/ruleset"
 	"github.com/ponens/ponens/schema"
+	"github.com/ponens/ponens/transport"
 )
 
 // Options configure a worker. Zero durations and sizes take the defaults of
@@ -112,7 +112,7 @@ func (o *Options) fill() {
 }
 
 // KV bucket names, under the subjects' prefix.
-func bucket(prefix, name string) string { return prefix + "_" + name }
+func bucket(prefix, name string) string { return schema.Subjects{Prefix: prefix}.Bucket(name) }
 
 // Worker owns a share of the partitions and runs the monitor on each. It is
 // safe to call Owned from any goroutine while Run runs.
@@ -177,7 +177,7 @@ func (w *Worker) Owned() []int {
 // When ctx ends it checkpoints and releases every partition.
 //
 // At start it makes its buckets and writes the rule manifest. While NATS
-// cannot answer (ingest.Unavailable: a request timing out, a cluster still
+// cannot answer (transport.Unavailable: a request timing out, a cluster still
 // electing its leaders) it logs, waits and tries again, for as long as ctx
 // lasts; a Reload meanwhile replaces the rules it will start with. Any
 // other start error is returned: the stream partitioned otherwise than
@@ -195,10 +195,10 @@ func (w *Worker) Run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return nil
 		}
-		if !ingest.Unavailable(err) {
+		if !transport.Unavailable(err) {
 			return err
 		}
-		if refused := ingest.Refusal(w.nc, err); refused != nil {
+		if refused := transport.Refusal(w.nc, err); refused != nil {
 			return fmt.Errorf("worker: %w", refused)
 		}
 		w.opts.Logger.Warn("worker: NATS is not available yet; trying again", "worker", w.opts.ID, "in", wait, "err", err)
@@ -397,7 +397,7 @@ func (w *Worker) logChanges(changes []RuleChange) {
 // start checks the stream's partitions, opens the key-value buckets and
 // brings the rule manifest up to date.
 func (w *Worker) start(ctx context.Context) error {
-	if err := ingest.CheckPartitions(ctx, w.js, w.opts.Subjects); err != nil {
+	if err := transport.CheckPartitions(ctx, w.js, w.opts.Subjects); err != nil {
 		return fmt.Errorf("worker: %w", err)
 	}
 	if err := w.buckets(ctx); err != nil {
@@ -421,17 +421,31 @@ func (w *Worker) buckets(ctx context.Context) error {
 			return nil
 		}
 		var kv jetstream.KeyValue
-		kv, err = w.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: bucket(p, name), TTL: ttl, Replicas: max(w.opts.Replicas, 1)})
+		kv, err = openBucket(ctx, w.js, jetstream.KeyValueConfig{Bucket: bucket(p, name), TTL: ttl, Replicas: max(w.opts.Replicas, 1)})
 		return kv
 	}
-	w.members = mk("workers", w.opts.LeaseTTL)
-	w.leases = mk("leases", w.opts.LeaseTTL)
-	w.checkpoints = mk("checkpoints", 0)
-	w.manifest = mk("rules", 0)
+	w.members = mk(schema.BucketWorkers, w.opts.LeaseTTL)
+	w.leases = mk(schema.BucketLeases, w.opts.LeaseTTL)
+	w.checkpoints = mk(schema.BucketCheckpoints, 0)
+	w.manifest = mk(schema.BucketRules, 0)
 	if err != nil {
 		return fmt.Errorf("worker: key-value buckets: %w", err)
 	}
 	return nil
+}
+
+// openBucket opens the bucket cfg names when it exists as cfg says, and
+// makes or updates it otherwise: a worker whose buckets are as configured
+// needs no right to change them.
+func openBucket(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
+	kv, err := js.KeyValue(ctx, cfg.Bucket)
+	if err == nil {
+		st, serr := kv.Status(ctx)
+		if bs, ok := st.(*jetstream.KeyValueBucketStatus); serr == nil && ok && bs.TTL() == cfg.TTL && bs.Config().Replicas == cfg.Replicas {
+			return kv, nil
+		}
+	}
+	return js.CreateOrUpdateKeyValue(ctx, cfg)
 }
 
 // balance renews the membership and the owned leases, then gives up the

@@ -103,6 +103,9 @@ func (e *evaluator) at(f ltl.Formula, i int) bool {
 }
 
 func (e *evaluator) compute(f ltl.Formula, i int) bool {
+	if _, _, ok := ltl.ScopedImplication(f); ok {
+		return e.leaf(f, i)
+	}
 	switch f := f.(type) {
 	case *ltl.Unary:
 		switch f.Op {

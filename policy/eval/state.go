@@ -147,7 +147,7 @@ func (s *State) holds(f ltl.Formula, p *trace.Position, env *bindings, subj *sub
 			return true
 		}
 		for _, a := range s.evidence(p) {
-			if sameType(a.Type, f.Type) && s.holds(f.Arg, p, env, &subject{pos: p, artifact: a}) {
+			if sameType(a.Type, f.Type) && s.holds(f.Arg, p, withSubject(env, a), &subject{pos: p, artifact: a}) {
 				return true
 			}
 		}
@@ -156,6 +156,9 @@ func (s *State) holds(f ltl.Formula, p *trace.Position, env *bindings, subj *sub
 		if p == nil {
 			return false
 		}
+		if f.Func == "ref_model" {
+			return refModel(s.Trace, p, ltl.AttributionArg(f))
+		}
 		return attribution(f, s.evidence(p))
 	case *ltl.Unary:
 		if f.Op != ltl.OpNot {
@@ -163,6 +166,9 @@ func (s *State) holds(f ltl.Formula, p *trace.Position, env *bindings, subj *sub
 		}
 		return !s.holds(f.X, p, env, subj)
 	case *ltl.Binary:
+		if typ, body, ok := ltl.ScopedImplication(f); ok {
+			return s.scoped(typ, body, p, env)
+		}
 		switch f.Op {
 		case ltl.OpAnd:
 			return s.holds(f.L, p, env, subj) && s.holds(f.R, p, env, subj)
@@ -205,7 +211,7 @@ func (s *State) holds(f ltl.Formula, p *trace.Position, env *bindings, subj *sub
 		}
 		return n == 1
 	case *ltl.Compare:
-		l, r := s.term(f.L, p, env), s.term(f.R, p, env)
+		l, r := s.operand(f.L, f.R, p, env), s.operand(f.R, f.L, p, env)
 		if _, ok := f.R.(*ltl.EmptySet); ok {
 			return (f.Op == ltl.CmpEq) == isEmpty(l)
 		}
@@ -232,9 +238,11 @@ func (s *State) holds(f ltl.Formula, p *trace.Position, env *bindings, subj *sub
 		}
 		return c >= 0
 	case *ltl.Member:
+		elem := s.operand(f.Elem, f.Set, p, env)
+		typ := typeConstant(f, env)
 		in := false
-		for _, x := range asList(s.term(f.Set, p, env)) {
-			if equal(s.term(f.Elem, p, env), x) {
+		for _, x := range asList(s.operand(f.Set, f.Elem, p, env)) {
+			if a, ok := x.(*trace.Artifact); ok && typ != "" && sameType(a.Type, typ) || equal(elem, x) {
 				in = true
 				break
 			}
@@ -242,6 +250,63 @@ func (s *State) holds(f ltl.Formula, p *trace.Position, env *bindings, subj *sub
 		return in != f.Negated
 	}
 	panic(fmt.Sprintf("eval: unknown formula %T", f))
+}
+
+// typeConstant returns the type T of a membership test T ∈ S written with a
+// type name that nothing binds: it holds when some member of S is an
+// artifact of type T (up to synonyms), or equals T. In outputs(x), which the
+// output index serves, T names an output id only.
+func typeConstant(m *ltl.Member, env *bindings) string {
+	id, ok := m.Elem.(*ltl.Ident)
+	if !ok || !isTypeName(id.Name) {
+		return ""
+	}
+	if _, bound := env.lookup(id.Name); bound {
+		return ""
+	}
+	if c, ok := m.Set.(*ltl.Call); ok && c.Func == "outputs" {
+		return ""
+	}
+	return id.Name
+}
+
+// scoped evaluates T → ψ read of each thing T matched at p
+// (ltl.ScopedImplication): the action when its type is T, and each artifact
+// of type T it produced, whose fields ψ's bare names read first. With no
+// match the implication holds.
+func (s *State) scoped(typ string, body ltl.Formula, p *trace.Position, env *bindings) bool {
+	if p == nil {
+		return true
+	}
+	if sameType(p.Action.Type, typ) && !s.holds(body, p, env, &subject{pos: p}) {
+		return false
+	}
+	for _, a := range s.evidence(p) {
+		if sameType(a.Type, typ) && !s.holds(body, p, withSubject(env, a), &subject{pos: p, artifact: a}) {
+			return false
+		}
+	}
+	return true
+}
+
+// subjectName binds the artifact a type atom matched in the environment
+// (ltl.ScopedImplication, T(ψ)); no variable can have this name.
+const subjectName = ""
+
+func withSubject(env *bindings, a *trace.Artifact) *bindings {
+	return &bindings{subjectName, a, env}
+}
+
+// operand evaluates t, one side of =, ≠ or ∈ whose other side is other: a
+// lowercase name there that nothing binds, compared with a field of a bound
+// variable, is a string constant (ltl.StringConstant), compared
+// case-insensitively.
+func (s *State) operand(t, other ltl.Term, p *trace.Position, env *bindings) any {
+	bound := func(name string) bool { _, ok := env.lookup(name); return ok }
+	if ltl.StringConstant(t, other, bound) {
+		return symbol(t.(*ltl.Ident).Name)
+	}
+	return s.term(t, p, env)
 }
 
 // Atom sets of SEMANTICS.md §2.
@@ -450,6 +515,17 @@ func attribution(f *ltl.Attribution, produced []*trace.Artifact) bool {
 		}
 	}
 	return false
+}
+
+// refModel is ref_model(id): the action's request names reference model id
+// (request.reference_model_id), or the trace declares it (a policies or
+// reference_models entry with that id).
+func refModel(t *trace.Trace, p *trace.Position, id string) bool {
+	id = strings.Trim(id, `"'`)
+	if req, ok := p.Field("request").(map[string]any); ok && str(req["reference_model_id"]) == id {
+		return true
+	}
+	return t.DeclaresModel(id)
 }
 
 // refMatches reports whether the reference ref satisfies want: equal, or want

@@ -16,7 +16,7 @@ func (s *State) term(t ltl.Term, p *trace.Position, env *bindings) any {
 		if v, ok := env.lookup(t.Name); ok {
 			return v
 		}
-		return s.ident(t.Name, p)
+		return s.ident(t.Name, p, env)
 	case *ltl.Field:
 		return field(s.Trace, s.term(t.X, p, env), t.Name)
 	case *ltl.Str:
@@ -55,8 +55,9 @@ func (s *State) term(t ltl.Term, p *trace.Position, env *bindings) any {
 }
 
 // ident resolves an unbound name: a collection, a CamelCase constant, the
-// current action, or a field of the current action.
-func (s *State) ident(name string, p *trace.Position) any {
+// current action, a field of the artifact a type atom matched (when env
+// holds one and it has that field), or a field of the current action.
+func (s *State) ident(name string, p *trace.Position, env *bindings) any {
 	if ltl.Collections[name] {
 		return s.collection(name)
 	}
@@ -68,6 +69,11 @@ func (s *State) ident(name string, p *trace.Position) any {
 	}
 	if ltl.IsCurrentAction(name) {
 		return p
+	}
+	if subj, ok := env.lookup(subjectName); ok {
+		if v := field(s.Trace, subj, name); v != nil {
+			return v
+		}
 	}
 	return field(s.Trace, p, name)
 }
@@ -90,13 +96,19 @@ func (s *State) collection(name string) []any {
 		}
 	case "telemetry":
 		out = append(out, t.Telemetry...)
+	case "files_modified":
+		for _, f := range t.FilesModified() {
+			out = append(out, f)
+		}
 	}
 	return out
 }
 
 func (s *State) call(c *ltl.Call, p *trace.Position, env *bindings) any {
 	if id, ok := c.Args[0].(*ltl.Ident); ok && c.Func == "ancestors" && id.Name == "derived_from" {
-		if _, bound := env.lookup(id.Name); !bound {
+		_, bound := env.lookup(id.Name)
+		_, scoped := env.lookup(subjectName)
+		if !bound && !scoped {
 			if p == nil {
 				return []any{}
 			}
@@ -133,10 +145,43 @@ func (s *State) call(c *ltl.Call, p *trace.Position, env *bindings) any {
 			return artifactsOf(x.Ancestors())
 		}
 	}
+	if list, ok := x.([]any); ok && c.Func == "ancestors" {
+		return s.ancestorsOf(list)
+	}
 	if c.Func == "target" {
 		return nil
 	}
 	return []any{}
+}
+
+// ancestorsOf is ancestors(S) of a set: the artifacts of S (ids resolved)
+// and all their derived_from ancestors, each once.
+func (s *State) ancestorsOf(list []any) []any {
+	out := []any{}
+	seen := map[*trace.Artifact]bool{}
+	add := func(a *trace.Artifact) {
+		if !seen[a] {
+			seen[a] = true
+			out = append(out, a)
+		}
+	}
+	for _, x := range list {
+		var a *trace.Artifact
+		switch x := x.(type) {
+		case *trace.Artifact:
+			a = x
+		case string:
+			a = s.Trace.Lookup(x)
+		}
+		if a == nil {
+			continue
+		}
+		add(a)
+		for _, b := range a.Ancestors() {
+			add(b)
+		}
+	}
+	return out
 }
 
 // refs lists an action's input or output ids, each as the artifact it

@@ -64,7 +64,7 @@ func isFieldPredicate(c *Compare) bool {
 
 // Collections are the names a quantifier or comprehension can range over
 // without a function call; each denotes the whole run's collection.
-var Collections = map[string]bool{"actions": true, "artifacts": true, "residuals": true, "telemetry": true}
+var Collections = map[string]bool{"actions": true, "artifacts": true, "residuals": true, "telemetry": true, "files_modified": true}
 
 // Strengths ranks evidence strengths, strongest first (SEMANTICS.md §1).
 var Strengths = []string{"proof", "sat", "tests", "static_analysis", "attested"}
@@ -232,6 +232,9 @@ func RunLevelLeaves(f Formula) map[Formula]bool {
 		case *Unary:
 			visit(g.X, temporal || g.Op != OpNot)
 		case *Binary:
+			if _, _, ok := ScopedImplication(g); ok {
+				return // one state leaf that reads its position
+			}
 			t := temporal || g.Op.IsTemporal()
 			visit(g.L, t)
 			visit(g.R, t)
@@ -313,6 +316,12 @@ func PositionIndependent(f Formula) bool {
 				independent = false
 				return
 			}
+		case *Compare:
+			visitOperands(n.L, n.R, bound, visit)
+			return
+		case *Member:
+			visitOperands(n.Elem, n.Set, bound, visit)
+			return
 		case *Quantified:
 			if n.Domain != nil {
 				visit(n.Domain, bound)
@@ -334,6 +343,91 @@ func PositionIndependent(f Formula) bool {
 	}
 	visit(f, map[string]bool{})
 	return independent
+}
+
+// visitOperands visits both sides of a comparison or membership test,
+// skipping a side that is a string constant.
+func visitOperands(l, r Term, bound map[string]bool, visit func(Node, map[string]bool)) {
+	isBound := func(name string) bool { return bound[name] }
+	if !StringConstant(l, r, isBound) {
+		visit(l, bound)
+	}
+	if !StringConstant(r, l, isBound) {
+		visit(r, bound)
+	}
+}
+
+// ActionFields are the fields every action may carry (the reference trace
+// format's, and a tool call's), plus target: a bare name among them compared
+// with a bound variable's field reads the current action's field, never a
+// constant.
+var ActionFields = map[string]bool{
+	"id": true, "type": true, "category": true, "label": true, "rationale": true, "detail": true,
+	"result_summary": true, "status": true, "inputs": true, "outputs": true, "evidence": true,
+	"request": true, "timestamp": true, "capability": true, "tool": true, "connector": true,
+	"action": true, "reversibility": true, "risk": true, "worker": true, "specialist": true,
+	"task": true, "payload": true, "constraints": true, "requester": true, "artifacts": true,
+	"target": true, "index": true, "position": true,
+}
+
+// StringConstant reports whether t, on one side of =, ≠ or ∈ with other on
+// the other side, is a lowercase name read as a string constant: no
+// quantifier or comprehension binds it, it names no collection, not the
+// current action and none of the action fields (ActionFields: target stays
+// the current action's target), and other is a field of a bound variable
+// (∀ s ∈ telemetry . s.status = recorded). bound says which names are bound
+// where t occurs.
+func StringConstant(t, other Term, bound func(string) bool) bool {
+	id, ok := t.(*Ident)
+	if !ok || bound(id.Name) || Collections[id.Name] || IsCurrentAction(id.Name) || isTypeName(id.Name) || ActionFields[id.Name] {
+		return false
+	}
+	root := other
+	for {
+		f, ok := root.(*Field)
+		if !ok {
+			break
+		}
+		root = f.X
+	}
+	if _, ok := other.(*Field); !ok {
+		return false
+	}
+	r, ok := root.(*Ident)
+	return ok && bound(r.Name)
+}
+
+// ScopedImplication reports whether f is T → ψ with T a type atom and ψ a
+// state formula (no temporal operator, no end_event or start_event): ψ is
+// then read of each thing T matched at the position (the action when its
+// type is T, each artifact of type T it produced), its bare names resolving
+// first against the matched artifact. Both evaluators treat such an
+// implication as one state leaf.
+func ScopedImplication(f Formula) (typ string, body Formula, ok bool) {
+	b, isBin := f.(*Binary)
+	if !isBin || b.Op != OpImplies {
+		return "", nil, false
+	}
+	a, isAtom := b.L.(*Atom)
+	if !isAtom || !isTypeName(a.Name) {
+		return "", nil, false
+	}
+	state := true
+	Walk(b.R, func(n Node) bool {
+		switch n := n.(type) {
+		case *Unary:
+			state = state && n.Op == OpNot
+		case *Binary:
+			state = state && !n.Op.IsTemporal()
+		case *Atom:
+			state = state && n.Name != "end_event" && n.Name != "start_event"
+		}
+		return state
+	})
+	if !state {
+		return "", nil, false
+	}
+	return a.Name, b.R, true
 }
 
 func with(bound map[string]bool, name string) map[string]bool {

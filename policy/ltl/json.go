@@ -406,7 +406,7 @@ func formulaFromJSON(path string, v any) Formula {
 	case "attribution":
 		fn := o.str("func")
 		if !attributionFuncs[fn] {
-			jsonFail(path+".func", "unknown attribution function %q (want strength_at_least, oracle_type, produced_by or conforms_to)", fn)
+			jsonFail(path+".func", "unknown attribution function %q (want strength_at_least, oracle_type, produced_by, conforms_to or ref_model)", fn)
 		}
 		return &Attribution{Func: fn, Arg: o.str("arg")}
 	case "unary":

@@ -133,7 +133,7 @@ func TestFromJSONErrors(t *testing.T) {
 		{`{"kind":"quantified","q":"∀","var":"G","body":` + atom + `}`, `formula JSON $.var: "G" is a keyword and cannot name a variable`},
 		{`{"kind":"quantified","q":"∀","var":"x","domain":` + atom + `,"body":` + atom + `}`, `formula JSON $.domain.kind: an atom is a formula; a term (` + jsonTermKinds + `) goes here`},
 		{`{"kind":"call","type":"lower","arg":` + atom + `}`, `formula JSON $.type: "lower" is not a type name (CamelCase)`},
-		{`{"kind":"attribution","func":"nope","arg":"x"}`, `formula JSON $.func: unknown attribution function "nope" (want strength_at_least, oracle_type, produced_by or conforms_to)`},
+		{`{"kind":"attribution","func":"nope","arg":"x"}`, `formula JSON $.func: unknown attribution function "nope" (want strength_at_least, oracle_type, produced_by, conforms_to or ref_model)`},
 		{`{"kind":"member","negated":false,"elem":` + ident + `,"set":{"kind":"setof","expr":{"kind":"field","x":{"kind":"ident","name":"a"},"name":"id"},"var":"b","guard":` + atom + `}}`,
 			`formula JSON $.set.var: "b" is not the variable at the root of expr ("a")`},
 	}

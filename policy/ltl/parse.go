@@ -49,13 +49,34 @@ func (e *Error) Error() string { return fmt.Sprintf("%d:%d: %s: %s", e.Line, e.C
 // Unwrap returns the sentinel that classifies e.
 func (e *Error) Unwrap() error { return e.kind }
 
-// Detail renders e with the source line and a caret under the column.
+// detailRunes is how much of a long source line Detail shows on each side
+// of the column.
+const detailRunes = 60
+
+// Detail renders e with the source line and a caret under the column. A
+// line longer than 2×detailRunes characters is cut to the ones around the
+// column, "…" marking what was left out, so that a huge formula is not
+// echoed whole.
 func (e *Error) Detail() string {
 	lines := strings.Split(e.Source, "\n")
 	if e.Line < 1 || e.Line > len(lines) {
 		return e.Error()
 	}
-	return fmt.Sprintf("%s\n    %s\n    %s^", e.Error(), lines[e.Line-1], strings.Repeat(" ", e.Col-1))
+	line := []rune(lines[e.Line-1])
+	col := max(e.Col-1, 0)
+	prefix, suffix := "", ""
+	if len(line) > 2*detailRunes {
+		start := max(min(col-detailRunes, len(line)-2*detailRunes), 0)
+		end := min(start+2*detailRunes, len(line))
+		if start > 0 {
+			prefix = "…"
+		}
+		if end < len(line) {
+			suffix = "…"
+		}
+		line, col = line[start:end], col-start+len([]rune(prefix))
+	}
+	return fmt.Sprintf("%s\n    %s%s%s\n    %s^", e.Error(), prefix, string(line), suffix, strings.Repeat(" ", col))
 }
 
 func newError(src string, off int, code string, kind error, format string, args ...any) *Error {
@@ -91,7 +112,7 @@ var (
 	// setFuncs are the term functions of seed 000 §2.6.
 	setFuncs = map[string]int{"inputs": 1, "outputs": 1, "target": 1, "ancestors": 1}
 	// attributionFuncs take their argument verbatim (seed 000 §2.6).
-	attributionFuncs = map[string]bool{"strength_at_least": true, "oracle_type": true, "produced_by": true, "conforms_to": true}
+	attributionFuncs = map[string]bool{"strength_at_least": true, "oracle_type": true, "produced_by": true, "conforms_to": true, "ref_model": true}
 )
 
 // IsKeyword reports whether name is reserved by the language and so cannot
@@ -339,7 +360,7 @@ func (p *parser) primary() Formula {
 			if p.tok.Kind == scan.LParen && p.tok.Attached {
 				p.sc.Reset(start)
 				p.advance()
-				p.failf("unknown-function", "unknown function %q (known: inputs, outputs, target, ancestors, count, strength_at_least, oracle_type, produced_by, conforms_to, and Type(φ) for a CamelCase type)", name)
+				p.failf("unknown-function", "unknown function %q (known: inputs, outputs, target, ancestors, count, strength_at_least, oracle_type, produced_by, conforms_to, ref_model, and Type(φ) for a CamelCase type)", name)
 			}
 			if !p.startsComparison() {
 				return &Atom{Name: name, Range: Range{start, end}}

@@ -95,7 +95,7 @@ func TestParseErrors(t *testing.T) {
 		{"a b", `1:3: syntax: unexpected "b" after the formula`, ErrSyntax},
 		{"a\n∧ # b", "2:3: illegal-char: unexpected character '#'", ErrSyntax},
 		{`x = "abc`, "1:5: unterminated-string: unterminated string", ErrSyntax},
-		{"foo(x)", `1:1: unknown-function: unknown function "foo" (known: inputs, outputs, target, ancestors, count, strength_at_least, oracle_type, produced_by, conforms_to, and Type(φ) for a CamelCase type)`, ErrSyntax},
+		{"foo(x)", `1:1: unknown-function: unknown function "foo" (known: inputs, outputs, target, ancestors, count, strength_at_least, oracle_type, produced_by, conforms_to, ref_model, and Type(φ) for a CamelCase type)`, ErrSyntax},
 		{"x.y", "1:4: syntax: expected a comparison (=, ≠, <, ≤, >, ≥, ∈, ∉) after the term, found end of formula", ErrSyntax},
 		{"U a", `1:1: syntax: "U" needs a formula on its left`, ErrSyntax},
 		{"∀ G ∈ T . a", `1:3: syntax: "G" is a keyword and cannot name a variable`, ErrSyntax},

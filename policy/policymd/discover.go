@@ -2,6 +2,7 @@ package policymd
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -149,6 +150,23 @@ func subdirs(dir string) ([]string, error) {
 	return names, nil
 }
 
+// shadowing refuses p, a skill's policy, when an earlier project policy
+// (the root, a policy directory) has its name: a lower-trust location may
+// not silently replace the project's policy. It returns the problem, or
+// nil.
+func shadowing(loaded []*Policy, p *Policy) *Problem {
+	if p.Origin != OriginSkill {
+		return nil
+	}
+	for _, q := range loaded {
+		if q.Name == p.Name && q.Origin != OriginSkill {
+			return &Problem{File: p.File, Line: 1, Col: 1, Code: CodeShadowed,
+				Message: fmt.Sprintf("policy %q of skill %q has the name of the project policy %s, which it would replace: refused, %s stays in force; rename one of them", p.Name, p.Skill, q.File, q.File)}
+		}
+	}
+	return nil
+}
+
 // Load discovers (see Discover) and parses every POLICY.md under workingDir
 // and returns the valid policies in discovery order, which is the load order
 // the Engine breaks ties with. A skill-attached policy gets scope skill and
@@ -182,6 +200,10 @@ func Load(workingDir string, opts DiscoverOptions) ([]*Policy, error) {
 		if loc.Origin == OriginSkill {
 			p.Scope = ScopeSkill
 			p.AppliesTo = []string{loc.Skill}
+		}
+		if shadow := shadowing(out, p); shadow != nil {
+			probs = append(probs, *shadow)
+			continue
 		}
 		for i, q := range out {
 			if q.Name == p.Name {

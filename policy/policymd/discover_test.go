@@ -185,3 +185,20 @@ func writeFile(t *testing.T, path, content string) {
 		t.Fatal(err)
 	}
 }
+
+// TestLoadShadowedProjectPolicy: a skill's POLICY.md with the name of the
+// project's policy does not replace it: it is refused, naming both files,
+// and the project policy stays in force.
+func TestLoadShadowedProjectPolicy(t *testing.T) {
+	wd := filepath.Join("testdata", "discover", "shadow")
+	pols, err := Load(wd, DiscoverOptions{})
+	if len(pols) != 1 || pols[0].Description != "the project's policy" {
+		t.Fatalf("loaded %+v, want the project policy only", pols)
+	}
+	var probs Problems
+	skill := filepath.Join(wd, ".claude", "skills", "helper", "POLICY.md")
+	if !errors.As(err, &probs) || len(probs) != 1 || probs[0].Code != CodeShadowed || probs[0].File != skill ||
+		!strings.Contains(probs[0].Message, filepath.Join(wd, "POLICY.md")) {
+		t.Errorf("error %v, want one shadowed-policy problem naming both files", err)
+	}
+}

@@ -3,11 +3,12 @@ package policymd
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"regexp"
 	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/ponens/ponens/internal/readlimit"
 )
 
 // Options tune parsing and validation.
@@ -17,6 +18,23 @@ type Options struct {
 	// frontmatter can also ask for it with "strict: true"; either one is
 	// enough.
 	Strict bool
+	// MaxFileBytes is the largest file ParseFile and ValidateFile read
+	// (rules.max_file_bytes); larger ones are refused before they are read
+	// past it. DefaultMaxFileBytes when <= 0.
+	MaxFileBytes int64
+}
+
+// DefaultMaxFileBytes is the largest POLICY.md read when
+// Options.MaxFileBytes is not set.
+const DefaultMaxFileBytes = 4 << 20
+
+// readFile reads path under opts' limit.
+func (o Options) readFile(path string) ([]byte, error) {
+	limit := o.MaxFileBytes
+	if limit <= 0 {
+		limit = DefaultMaxFileBytes
+	}
+	return readlimit.ReadFile(path, limit, "rules.max_file_bytes")
 }
 
 // Limits that keep hostile input cheap.
@@ -54,7 +72,7 @@ func Parse(file string, src []byte, opts Options) (pol *Policy, err error) {
 
 // ParseFile reads and parses the POLICY.md file at path.
 func ParseFile(path string, opts Options) (*Policy, error) {
-	src, err := os.ReadFile(path)
+	src, err := opts.readFile(path)
 	if err != nil {
 		return nil, err
 	}

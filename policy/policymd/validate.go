@@ -3,7 +3,6 @@ package policymd
 import (
 	"errors"
 	"fmt"
-	"os"
 	"regexp"
 	"sort"
 	"strings"
@@ -30,6 +29,7 @@ const (
 	CodeInternal           Code = "internal-error"   // a bug: the parser panicked (fuzzing fails on it)
 	CodeNotFound           Code = "not-found"        // a path given does not exist, or a directory holds no POLICY.md
 	CodeUnreadable         Code = "unreadable"       // a path given cannot be read
+	CodeShadowed           Code = "shadowed-policy"  // a skill's policy has the name of a project policy
 )
 
 // Problem is one thing wrong with a POLICY.md file, at a file position.
@@ -118,7 +118,7 @@ func Validate(file string, src []byte, opts Options) Problems {
 // ValidateFile reads and validates the file at path. An unreadable file is an
 // error, not a Problem.
 func ValidateFile(path string, opts Options) (Problems, error) {
-	src, err := os.ReadFile(path)
+	src, err := opts.readFile(path)
 	if err != nil {
 		return nil, err
 	}

@@ -1,9 +1,12 @@
 package ruleset
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -12,10 +15,12 @@ import (
 	"github.com/ponens/ponens/policy/ltl"
 )
 
-// The three file shapes, told apart by their keys:
+// The file shapes, told apart by their keys:
 //
 //   - rules file (ours): an object with "rules" (and optional "enforce",
 //     "predicates", "high_stakes_paths");
+//   - reference trace: an object with "actions", whose "policies" are the
+//     policy objects it was written against;
 //   - policy object: an object with "policy_id";
 //   - gallery policy: an object with "id" and "formula"; a list of them is
 //     accepted too.
@@ -40,16 +45,6 @@ type (
 		Level         string         `yaml:"level"`
 		Reasoner      string         `yaml:"reasoner"`
 		AppliesWhen   *eval.Selector `yaml:"applies_when"`
-		// Gallery and policy-object fields we keep no use for; listed so that
-		// strict decoding accepts them.
-		Category            string         `yaml:"category"`
-		Rationale           string         `yaml:"rationale"`
-		Tags                []string       `yaml:"tags"`
-		Examples            map[string]any `yaml:"examples"`
-		Pack                string         `yaml:"pack"`
-		Scope               string         `yaml:"scope"`
-		Kind                string         `yaml:"kind"`
-		ReferenceArtifactID string         `yaml:"reference_artifact_id"`
 	}
 )
 
@@ -74,6 +69,8 @@ func (s *Set) add(file string, data []byte) Problems {
 		return probs
 	case root.Kind == yaml.MappingNode && hasKey(root, "rules"):
 		return s.addRulesFile(file, root)
+	case root.Kind == yaml.MappingNode && hasKey(root, "actions"):
+		return s.addTracePolicies(file, root)
 	case root.Kind == yaml.MappingNode:
 		return s.addRule(file, root)
 	}
@@ -109,7 +106,7 @@ func yamlProblem(file string, err error) *Problem {
 	return &Problem{File: file, Line: line, Col: 1, Code: "syntax", Msg: msg}
 }
 
-// ruleKeys are the keys a rule may have: ruleEntry's fields.
+// ruleKeys are the keys of a rule that loading reads: ruleEntry's fields.
 var ruleKeys = func() map[string]bool {
 	keys := map[string]bool{}
 	t := reflect.TypeOf(ruleEntry{})
@@ -119,16 +116,87 @@ var ruleKeys = func() map[string]bool {
 	return keys
 }()
 
-// unknownKeys reports every key of the mapping n that is not in known.
+// catalogueKeys are the metadata keys of gallery policies and policy objects
+// that evaluation does not read. They are kept in Rule.Metadata like any
+// other unread key, and are never worth a note.
+var catalogueKeys = map[string]bool{
+	"category": true, "rationale": true, "tags": true, "examples": true, "pack": true,
+	"scope": true, "kind": true, "reference_artifact_id": true,
+	"domain": true, "author": true, "date_added": true, "downloads": true, "source": true,
+	"group": true, "tier": true, "fix_domain": true, "governance_state": true, "reference_model": true,
+}
+
+// unknownKeys reports every key of the mapping n that is not in known,
+// with the known key it probably misspells.
 func unknownKeys(file string, n *yaml.Node, known map[string]bool) Problems {
 	var probs Problems
+	names := slices.Sorted(maps.Keys(known))
 	for _, k := range keys(n) {
 		if !known[k.Value] {
-			probs = append(probs, &Problem{File: file, Line: k.Line, Col: k.Column, Code: "unknown-field",
-				Msg: fmt.Sprintf("unknown field %q", k.Value)})
+			msg := fmt.Sprintf("unknown field %q", k.Value)
+			if near := Closest(k.Value, names); near != "" {
+				msg += fmt.Sprintf(": did you mean %q?", near)
+			}
+			probs = append(probs, &Problem{File: file, Line: k.Line, Col: k.Column, Code: "unknown-field", Msg: msg})
 		}
 	}
 	return probs
+}
+
+// metadata sorts the keys of the rule mapping n that loading does not read.
+// One that is a near miss of a key loading reads ("fromula",
+// "language_levle") is a problem naming the key it was probably meant to
+// be: keeping it as metadata would silently lose the formula or the level.
+// Every other one is kept in meta; those no policy catalogue is known to
+// use are also returned as notes, which a strict check reports.
+func metadata(file string, n *yaml.Node) (meta map[string]any, notes, probs Problems) {
+	read := slices.Sorted(maps.Keys(ruleKeys))
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if ruleKeys[k.Value] {
+			continue
+		}
+		if near := Closest(k.Value, read); near != "" && !catalogueKeys[k.Value] {
+			probs = append(probs, &Problem{File: file, Line: k.Line, Col: k.Column, Code: "unknown-field",
+				Msg: fmt.Sprintf("unknown field %q: did you mean %q?", k.Value, near)})
+			continue
+		}
+		var val any
+		if err := v.Decode(&val); err != nil {
+			val = v.Value
+		}
+		if meta == nil {
+			meta = map[string]any{}
+		}
+		meta[k.Value] = jsonable(val)
+		if !catalogueKeys[k.Value] {
+			notes = append(notes, &Problem{File: file, Line: k.Line, Col: k.Column, Code: "metadata",
+				Msg: fmt.Sprintf("field %q is not read by ponens: kept as metadata", k.Value)})
+		}
+	}
+	return meta, notes, probs
+}
+
+// jsonable turns what YAML decodes into values encoding/json can write:
+// maps with keys that are not strings get string keys.
+func jsonable(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			v[k] = jsonable(x)
+		}
+	case map[any]any:
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			out[fmt.Sprint(k)] = jsonable(x)
+		}
+		return out
+	case []any:
+		for i, x := range v {
+			v[i] = jsonable(x)
+		}
+	}
+	return v
 }
 
 func (s *Set) addRulesFile(file string, root *yaml.Node) Problems {
@@ -142,15 +210,17 @@ func (s *Set) addRulesFile(file string, root *yaml.Node) Problems {
 			Msg: fmt.Sprintf("rules file version %d is not supported by this build (supports 1)", rf.Version)})
 		return probs
 	}
-	if rf.Enforce != nil && *rf.Enforce {
-		s.Enforce = true // any file asking for enforcement gets it
-	}
 	s.Opts.HighStakesPaths = append(s.Opts.HighStakesPaths, rf.HighStakesPaths...)
 	if pn := valueNode(root, "predicates"); pn != nil {
 		probs = append(probs, s.addPredicates(file, pn)...)
 	}
+	enforce := rf.Enforce != nil && *rf.Enforce
 	for i := range rf.Rules {
+		n := len(s.Rules)
 		probs = append(probs, s.addRule(file, &rf.Rules[i])...)
+		if enforce && len(s.Rules) > n {
+			s.Rules[n].Enforce = true // this file's rules only
+		}
 	}
 	return probs
 }
@@ -240,12 +310,14 @@ func (s *Set) addRule(file string, n *yaml.Node) Problems {
 	if id == "" {
 		id = e.PolicyID
 	}
-	if probs := unknownKeys(file, n, ruleKeys); probs != nil {
-		for _, p := range probs {
-			p.RuleID = id
-		}
+	meta, notes, probs := metadata(file, n)
+	for _, p := range append(notes, probs...) {
+		p.RuleID = id
+	}
+	if probs != nil {
 		return probs
 	}
+	s.Notes = append(s.Notes, notes...)
 	if first, dup := s.declared[id]; dup && id != "" {
 		return Problems{{File: file, Line: n.Line, Col: n.Column, RuleID: id, Code: "duplicate-id",
 			Msg: fmt.Sprintf("rule id already defined at %s:%d", first.File, first.Line)}}
@@ -255,7 +327,7 @@ func (s *Set) addRule(file string, n *yaml.Node) Problems {
 	}
 	s.declared[id] = &Problem{File: file, Line: n.Line}
 	r := &Rule{ID: id, Name: e.Name, Description: e.Description, Severity: e.Severity, Source: e.Formula,
-		Reasoner: e.Reasoner, AppliesWhen: e.AppliesWhen, File: file, Line: n.Line, Col: n.Column, Mode: Observe}
+		Reasoner: e.Reasoner, AppliesWhen: e.AppliesWhen, File: file, Line: n.Line, Col: n.Column, Mode: Observe, Metadata: meta}
 	if r.Description == "" {
 		r.Description = e.Name
 	}
@@ -301,9 +373,69 @@ func (s *Set) addRule(file string, n *yaml.Node) Problems {
 		}
 		r.Declared = &l
 	}
-	if p := r.compile(valueNode(n, "formula"), s.Opts.Predicates); p != nil {
+	r.formulaNode = valueNode(n, "formula")
+	if p := r.compile(r.formulaNode, s.Opts.Predicates); p != nil {
 		return Problems{p}
 	}
 	s.Rules = append(s.Rules, r)
 	return nil
+}
+
+// addTracePolicies loads the policies a reference trace embeds: each policy
+// object of its "policies" list is a rule. An entry that only names a
+// policy (a string) has no formula to evaluate: it is skipped, with the
+// reason in s.Skipped. A trace without any policy object is a problem, as
+// a policy file without policies is.
+func (s *Set) addTracePolicies(file string, root *yaml.Node) Problems {
+	list := valueNode(root, "policies")
+	if list == nil || list.Kind != yaml.SequenceNode {
+		line, col := root.Line, root.Column
+		if list != nil {
+			line, col = list.Line, list.Column
+		}
+		return Problems{{File: file, Line: line, Col: col, Code: "no-policies",
+			Msg: "a trace file given as rules needs a policies list of policy objects"}}
+	}
+	var probs Problems
+	added := 0
+	for i, n := range list.Content {
+		if n.Kind == yaml.ScalarNode {
+			s.Skipped = append(s.Skipped, &Problem{File: file, Line: n.Line, Col: n.Column, RuleID: n.Value, Code: "name-only",
+				Msg: fmt.Sprintf("policies[%d] names a policy without its formula: not checked (give its policy file with --rules)", i)})
+			continue
+		}
+		if s.sameEmbedded(n) {
+			added++ // another trace embeds this very policy: one rule serves both
+			continue
+		}
+		before := len(s.Rules)
+		probs = append(probs, s.addRule(file, n)...)
+		added += len(s.Rules) - before
+		if len(s.Rules) > before {
+			s.Rules[before].embedded = true
+		}
+	}
+	if added == 0 && len(probs) == 0 {
+		probs = append(probs, &Problem{File: file, Line: list.Line, Col: list.Column, Code: "no-policies",
+			Msg: "the trace embeds no policy object with a formula"})
+	}
+	return probs
+}
+
+// sameEmbedded reports whether the policy object n is already in the set,
+// loaded from another trace with the same formula, name, description,
+// severity and mode: traces written against one policy all embed it.
+func (s *Set) sameEmbedded(n *yaml.Node) bool {
+	var e ruleEntry
+	if n.Kind != yaml.MappingNode || n.Decode(&e) != nil {
+		return false
+	}
+	id := cmp.Or(e.ID, e.PolicyID)
+	for _, r := range s.Rules {
+		if r.ID == id && r.embedded {
+			return r.Source == e.Formula && r.Name == e.Name && r.Severity == e.Severity &&
+				r.Description == cmp.Or(e.Description, e.Name) && r.Mode == Mode(cmp.Or(e.Mode, e.OnViolation, string(Observe)))
+		}
+	}
+	return false
 }

@@ -130,3 +130,18 @@ func TestLoadThroughSymlink(t *testing.T) {
 		t.Errorf("rule from %s, want %s (as named)", set.Rules[0].File, want)
 	}
 }
+
+// TestLoadRefusesSameNamedPolicies: the --rules of decide and serve load
+// the project's POLICY.md and a skill's with the same name as policy list
+// does: the second is refused, naming both files.
+func TestLoadRefusesSameNamedPolicies(t *testing.T) {
+	wd := filepath.Join("..", "policymd", "testdata", "discover", "shadow")
+	skill := filepath.Join(wd, ".claude", "skills", "helper", "POLICY.md")
+	set, probs := Load(filepath.Join(wd, "POLICY.md"), skill)
+	if len(probs) != 1 || probs[0].Code != "shadowed-policy" || probs[0].File != skill || !strings.Contains(probs[0].Msg, filepath.Join(wd, "POLICY.md")) {
+		t.Fatalf("problems %v, want one shadowed-policy naming both files", probs)
+	}
+	if len(set.Policies) != 1 || set.Policies[0].Description != "the project's policy" {
+		t.Errorf("policies in force: %+v", set.Policies)
+	}
+}

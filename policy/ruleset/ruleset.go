@@ -1,6 +1,6 @@
 // Package ruleset loads temporal rules from the files users have: gallery
-// policy JSON, the canonical policy object, and ponens's own YAML rules file
-// (SEMANTICS.md §5). JSON is read through the YAML parser (JSON is YAML), so
+// policy JSON, the canonical policy object, the policies embedded in a
+// reference trace, and ponens's own YAML rules file. JSON is read through the YAML parser (JSON is YAML), so
 // every problem is reported with the file, line and column of the value.
 package ruleset
 
@@ -14,9 +14,12 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/ponens/ponens/internal/readlimit"
 	"github.com/ponens/ponens/policy/eval"
 	"github.com/ponens/ponens/policy/ltl"
 	"github.com/ponens/ponens/policy/policymd"
+	"github.com/ponens/ponens/policy/stdcheck"
+	"github.com/ponens/ponens/schema"
 )
 
 // Mode is what the engine does when a rule is violated (seed 001).
@@ -47,6 +50,9 @@ type Rule struct {
 	Mode        Mode // as declared; see Set.Enforced for the mode in force
 	Formula     ltl.Formula
 	Source      string // the formula as written
+	// Check names the standard check (policy/stdcheck) the formula is,
+	// when it is exactly one's name: Formula and Text are its definition.
+	Check       string
 	Text        string // the canonical printed form
 	Level       ltl.Level
 	Declared    *ltl.Level // the declared language_level, if any
@@ -59,23 +65,47 @@ type Rule struct {
 	// judged by the authorization engine on every tool call (Set.Policies).
 	Capability *policymd.Rule
 	Policy     *policymd.Policy
+
+	// Enforce is set when the rules file that declares the rule asks for
+	// enforcement (enforce: true): its modes are in force whatever the set's
+	// Enforce says. It reaches no rule of another file.
+	Enforce bool
+	// Metadata holds the members of the rule's object that loading does not
+	// read (a gallery policy's domain, author, tags, …), as they were.
+	Metadata map[string]any
+
+	formulaNode *yaml.Node // the formula's value in File, for positions
+	embedded    bool       // loaded from a reference trace's policies
 }
 
 // Set is the rules loaded from one or more files, with the settings that go
 // with them.
 type Set struct {
-	Rules   []*Rule
-	Enforce bool // modes in force; when false every rule only observes
+	Rules []*Rule
+	// Enforce puts every rule's mode in force (the --enforce flag or
+	// rules.enforce); when false, only the rules of files declaring
+	// enforce: true have their mode in force and every other rule observes.
+	Enforce bool
 	Opts    eval.Options
 	// Policies are the POLICY.md files loaded; their rules are in Rules too.
 	Policies []*policymd.Policy
+	// Notes are the members of rule objects that are kept as metadata but
+	// are neither read by ponens nor known catalogue metadata: usually
+	// harmless, sometimes a field a newer ponens would read. A strict check
+	// reports them.
+	Notes Problems
+	// Skipped are the policies a file names but does not define (a
+	// reference trace's policies list may name a policy by id only): they
+	// cannot be evaluated, and commands say so.
+	Skipped Problems
 
 	declared map[string]*Problem // where each rule id was first declared
+	maxBytes int64               // the file limit of the Load that made it
 }
 
 // Enforced returns the mode the engine actually enforces for r.
 func (s *Set) Enforced(r *Rule) Mode {
-	if !s.Enforce || r.Mode == "" {
+	if !(s.Enforce || r.Enforce) || r.Mode == "" {
 		return Observe
 	}
 	return r.Mode
@@ -127,6 +157,15 @@ func (ps Problems) Error() string {
 	return strings.Join(lines, "\n")
 }
 
+// unreadable is the problem of a file that could not be read: code
+// too-large for one over its limit, unreadable otherwise.
+func unreadable(file string, err error) *Problem {
+	if errors.Is(err, schema.ErrTooLarge) {
+		return &Problem{File: file, Code: "too-large", Msg: err.Error()}
+	}
+	return &Problem{File: file, Code: "unreadable", Msg: err.Error()}
+}
+
 // PolicyExtensions are the file extensions a directory load picks up, besides
 // files named POLICY.md.
 var PolicyExtensions = map[string]bool{".json": true, ".yaml": true, ".yml": true}
@@ -135,7 +174,20 @@ var PolicyExtensions = map[string]bool{".json": true, ".yaml": true, ".yml": tru
 // lexical order, recursively) into one Set. Rules with problems are left out
 // and every problem is returned; a nil Problems means everything loaded.
 func Load(paths ...string) (*Set, Problems) {
-	set := &Set{}
+	return LoadLimited(0, paths...)
+}
+
+// DefaultMaxFileBytes is the largest rules file or POLICY.md Load reads.
+const DefaultMaxFileBytes = 4 << 20
+
+// LoadLimited is Load refusing any file over maxBytes (rules.max_file_bytes;
+// DefaultMaxFileBytes when <= 0) before reading past it, as a problem with
+// code too-large.
+func LoadLimited(maxBytes int64, paths ...string) (*Set, Problems) {
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxFileBytes
+	}
+	set := &Set{maxBytes: maxBytes}
 	var probs Problems
 	for _, p := range paths {
 		files, err := expand(p)
@@ -148,9 +200,9 @@ func Load(paths ...string) (*Set, Problems) {
 				probs = append(probs, set.addPolicyMD(f)...)
 				continue
 			}
-			data, err := os.ReadFile(f)
+			data, err := readlimit.ReadFile(f, maxBytes, "rules.max_file_bytes")
 			if err != nil {
-				probs = append(probs, &Problem{File: f, Code: "unreadable", Msg: err.Error()})
+				probs = append(probs, unreadable(f, err))
 				continue
 			}
 			probs = append(probs, set.add(f, data)...)
@@ -223,9 +275,13 @@ func (s *Set) Add(r *Rule) Problems {
 // compile parses, checks and classifies the rule's formula. node is the YAML
 // node of the formula value, for positions.
 func (r *Rule) compile(node *yaml.Node, predicates map[string]ltl.Formula) *Problem {
-	f, err := ltl.Parse(r.Source)
+	src := r.Source
+	if c, ok := stdcheck.Get(strings.TrimSpace(src)); ok && predicates[c.Name] == nil {
+		r.Check, src, node = c.Name, c.Formula, nil
+	}
+	f, err := ltl.Parse(src)
 	if err == nil {
-		if errs := ltl.Check(r.Source, f); len(errs) > 0 {
+		if errs := ltl.Check(src, f); len(errs) > 0 {
 			err = errs[0]
 		}
 	}
@@ -293,7 +349,7 @@ func formulaPlace(n *yaml.Node, pe *ltl.Error) (line, col int) {
 // rules, with the mode their action implies (deny → deny, require_approval →
 // suspend, allow → observe).
 func (s *Set) addPolicyMD(file string) Problems {
-	pol, err := policymd.ParseFile(file, policymd.Options{})
+	pol, err := policymd.ParseFile(file, policymd.Options{MaxFileBytes: s.maxBytes})
 	if err != nil {
 		var vp policymd.Problems
 		if errors.As(err, &vp) {
@@ -303,7 +359,13 @@ func (s *Set) addPolicyMD(file string) Problems {
 			}
 			return probs
 		}
-		return Problems{{File: file, Code: "unreadable", Msg: err.Error()}}
+		return Problems{unreadable(file, err)}
+	}
+	for _, q := range s.Policies {
+		if q.Name == pol.Name {
+			return Problems{{File: file, Line: 1, Col: 1, Code: string(policymd.CodeShadowed),
+				Msg: fmt.Sprintf("policy %q is also loaded from %s: two POLICY.md files with one name would both be in force under it; refused, %s stays; rename one of them", pol.Name, q.File, q.File)}}
+		}
 	}
 	var probs Problems
 	for i := range pol.Rules {

@@ -10,8 +10,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/ponens/ponens/ingest/jetstream/jstest"
 	"github.com/ponens/ponens/schema"
+	"github.com/ponens/ponens/transport/jstest"
 )
 
 // startVerdicts starts an in-process JetStream server on loopback with the

@@ -13,12 +13,12 @@ import (
 // where text is expected, and reported when they cannot be read at all.
 func (x *extractor) decomposition(payload json.RawMessage, where string) *Decomposition {
 	var p struct {
-		Complete    json.RawMessage   `json:"complete"`
-		Bound       json.RawMessage   `json:"bound"`
-		Depth       json.RawMessage   `json:"depth_bound"`
-		Regions     json.RawMessage   `json:"regions"`
-		Scope       json.RawMessage   `json:"scope"`
-		Assumptions json.RawMessage   `json:"assumptions"`
+		Complete    json.RawMessage `json:"complete"`
+		Bound       json.RawMessage `json:"bound"`
+		Depth       json.RawMessage `json:"depth_bound"`
+		Regions     json.RawMessage `json:"regions"`
+		Scope       json.RawMessage `json:"scope"`
+		Assumptions json.RawMessage `json:"assumptions"`
 	}
 	d := &Decomposition{}
 	if len(payload) == 0 || json.Unmarshal(payload, &p) != nil {

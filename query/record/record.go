@@ -126,11 +126,11 @@ type Decomposition struct {
 // Region is one region of a decomposition: the constraints that reach it
 // and the invariant it produces.
 type Region struct {
-	ID          string          `json:"id"`
-	Constraints []string        `json:"constraints"`
-	Invariant   string          `json:"invariant"`
-	Outcome     string          `json:"-"` // the region's outcome label, when the payload names one
-	Witness     *Witness        `json:"witness,omitempty"`
+	ID          string   `json:"id"`
+	Constraints []string `json:"constraints"`
+	Invariant   string   `json:"invariant"`
+	Outcome     string   `json:"-"` // the region's outcome label, when the payload names one
+	Witness     *Witness `json:"witness,omitempty"`
 }
 
 // Label is the outcome the region produces: its outcome label, else its

@@ -167,9 +167,9 @@ func TestCheckSummary(t *testing.T) {
 		if err != nil {
 			t.Fatalf("DecodeVerdicts refuses what WriteVerdicts wrote: %v", err)
 		}
-		final := Fold(stream)
+		final := schema.Fold(stream)
 		for i, rule := range s.Matrix.Rules {
-			if got := status(final, rule); got != s.Matrix.Cells[i][j] {
+			if got := schema.FinalStatus(final, rule); got != s.Matrix.Cells[i][j] {
 				t.Errorf("%s × %s: stream folds to %s, cell is %s", rule, tm.ID, got, s.Matrix.Cells[i][j])
 			}
 		}
@@ -308,7 +308,7 @@ func TestOutcome(t *testing.T) {
 		schema.TypeRunCancel: schema.OutcomeCanceled,
 		"":                   schema.OutcomeCanceled,
 	} {
-		if got := Outcome(events("r", end, "A")); got != want {
+		if got := schema.RunOutcome(events("r", end, "A")); got != want {
 			t.Errorf("Outcome(…%s) = %s, want %s", end, got, want)
 		}
 	}

@@ -2,6 +2,7 @@ package file
 
 import (
 	"fmt"
+	"path"
 	"path/filepath"
 	"strings"
 )
@@ -60,10 +61,12 @@ func safeName(s string) string {
 }
 
 // Layout gives every source its trace id and verdict stream path, in
-// order. It fails when a source is listed twice (the same run of the same
+// order: beside its trace file (StreamPath), or, when verdictsDir is not
+// empty, under verdictsDir at the trace id's path (the id's directories,
+// then the stream's name), which the ids keep apart. It fails when a source is listed twice (the same run of the same
 // file), or when two verdict streams, or a verdict stream and a trace file,
 // would share a path, so that nothing is overwritten by accident.
-func Layout(srcs []Source) ([]Place, error) {
+func Layout(srcs []Source, verdictsDir string) ([]Place, error) {
 	n := len(srcs)
 	elems := make([][]string, n)
 	abs := make([]string, n)
@@ -143,6 +146,9 @@ func Layout(srcs []Source) ([]Place, error) {
 	}
 	for i, s := range srcs {
 		places[i] = Place{ID: ids[i], Verdicts: StreamPath(s)}
+		if verdictsDir != "" {
+			places[i].Verdicts = filepath.Join(verdictsDir, filepath.FromSlash(path.Dir(name(abs[i]))), filepath.Base(places[i].Verdicts))
+		}
 		a, err := filepath.Abs(places[i].Verdicts)
 		if err != nil {
 			return nil, fmt.Errorf("trace %s: %w", s.File, err)

@@ -56,7 +56,7 @@ func TestLayoutIDs(t *testing.T) {
 				s.File = filepath.Join(dir, s.File)
 				srcs[i] = s
 			}
-			places, err := Layout(srcs)
+			places, err := Layout(srcs, "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -77,7 +77,7 @@ func TestLayoutRelativePaths(t *testing.T) {
 	// named after their directories.
 	t.Chdir(t.TempDir())
 	wd, _ := filepath.Abs(".")
-	places, err := Layout([]Source{{File: "run.jsonl"}, {File: "../run.jsonl"}})
+	places, err := Layout([]Source{{File: "run.jsonl"}, {File: "../run.jsonl"}}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestLayoutErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Chdir(t.TempDir())
-			_, err := Layout(tt.srcs)
+			_, err := Layout(tt.srcs, "")
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("Layout error = %v, want %q", err, tt.want)
 			}

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"bufio"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// serveUntil runs `ponens serve` with the example rules in dir, with env
+// and extra arguments, until it prints a line starting with until, then
+// stops it with SIGINT; it returns its output.
+func serveUntil(t *testing.T, dir string, env []string, until string, args ...string) (stdout, stderr string) {
+	t.Helper()
+	repo, _ := filepath.Abs("../..")
+	args = append([]string{"serve", "--rules", filepath.Join(repo, "examples", "rules"), "--listen", freeAddr(t), "--http", freeAddr(t)}, args...)
+	cmd := exec.Command(ponensBinary(t), args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	var errOut syncBuffer
+	cmd.Stderr = &errOut
+	pipe, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	sc := bufio.NewScanner(pipe)
+	found := false
+	for !found && sc.Scan() {
+		out.WriteString(sc.Text() + "\n")
+		found = strings.HasPrefix(sc.Text(), until)
+	}
+	_ = cmd.Process.Signal(os.Interrupt)
+	for sc.Scan() {
+		out.WriteString(sc.Text() + "\n")
+	}
+	_ = cmd.Wait()
+	if !found {
+		t.Fatalf("ponens serve printed no line starting with %q:\n%s\n%s", until, out.String(), errOut.String())
+	}
+	return out.String(), errOut.String()
+}
+
+// ponens serve stores the verdicts and events it makes in the embedded
+// store: the demo's verdicts are all there once serve stopped.
+func TestServeStores(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs ponens serve")
+	}
+	work := t.TempDir()
+	conf := filepath.Join(work, "ponens.yaml")
+	if err := os.WriteFile(conf, []byte("store:\n  flush_every: 100ms\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut := serveUntil(t, work, nil, "look ", "--config", conf, "--demo", "--agents", "3", "--runs", "2")
+	m := regexp.MustCompile(`(?m)^verdicts  (\d+) satisfied, (\d+) pending, (\d+) violated, (\d+) unresolved`).FindStringSubmatch(out)
+	if m == nil || !strings.Contains(out, "store     data/store (embedded)") {
+		t.Fatalf("serve output:\n%s\n%s", out, errOut)
+	}
+	total := 0
+	for _, n := range m[1:] {
+		k, _ := strconv.Atoi(n)
+		total += k
+	}
+	r := runBinary(t, work, nil, "sql", "--format", "csv", "SELECT count() FROM verdicts FINAL WHERE run_id LIKE 'demo-%'")
+	if got := lastLine(r.stdout); got != strconv.Itoa(total) {
+		t.Fatalf("stored verdicts: %q, want %d (the demo's)\n%s", got, total, r.stderr)
+	}
+}
+
+// Without the engine's library, serve says how to install it, in one log
+// line, and runs without the store.
+func TestServeWithoutEngine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs ponens serve")
+	}
+	out, errOut := serveUntil(t, t.TempDir(), []string{"PONENS_CHDB_LIB=/nonexistent/libchdb.so"}, "gateway ")
+	if strings.Contains(out, "store     ") {
+		t.Errorf("serve says it stores without the engine:\n%s", out)
+	}
+	warn := regexp.MustCompile(`(?m)^time=\S+ level=WARN msg="running without the store \(ponens sql reads it\)" err=".*not installed.*make deps`)
+	if n := len(warn.FindAllString(errOut, -1)); n != 1 {
+		t.Errorf("want one log line saying how to install the engine, got %d:\n%s", n, errOut)
+	}
+}
+
+// TestServeMetrics: the gateway of `ponens serve` serves the sink's
+// metrics beside its own at /metrics: after a publish, the events counted
+// stored by the gateway and the rows the sink committed from both streams.
+func TestServeMetrics(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs ponens serve")
+	}
+	work := t.TempDir()
+	url, gatewayAddr, errOut := startServe(t, work)
+	traces, _ := filepath.Abs("../../examples/traces")
+	if r := runBinary(t, work, nil, "publish", "--url", url, traces); r.code != 0 {
+		t.Fatalf("publish: exit %d %s", r.code, r.stderr)
+	}
+	want := []*regexp.Regexp{
+		regexp.MustCompile(`(?m)^ponens_store_rows_total\{stream="verdicts"\} [1-9]`),
+		regexp.MustCompile(`(?m)^ponens_store_rows_total\{stream="events"\} [1-9]`),
+		regexp.MustCompile(`(?m)^ponens_stream_messages\{stream="EVENTS"\} `),
+	}
+	var text string
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		resp, err := http.Get("http://" + gatewayAddr + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		text = string(data)
+		missing := false
+		for _, re := range want {
+			missing = missing || !re.MatchString(text)
+		}
+		if !missing {
+			return
+		}
+	}
+	t.Errorf("/metrics lacks the sink's rows or the streams' gauges:\n%s\nserve:\n%s", text, errOut.String())
+}

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ponens/ponens/query/analytics"
+	"github.com/ponens/ponens/sink/chdb"
+)
+
+func init() { subcommands = append(subcommands, newSQLCommand) }
+
+func newSQLCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "sql QUERY",
+		Short: "Run a read-only SQL query against the stored verdicts and events",
+		Long: `sql runs one read-only ClickHouse SQL query against the store (store.path,
+the embedded ClickHouse engine's data directory) and prints the answer as a
+table, JSON lines or CSV. Statements that would change data are refused.
+
+The tables are events, verdicts, run_rule_status, runs, rule_versions,
+dead_letters and record_entries, with the views violations_rule_hour,
+compliance_agent_day and open_runs (docs/storage.md describes each).
+
+The embedded engine is a shared library installed by ` + "`make deps`" + `; without it
+sql says how to install it and exits 3, as it does when the store is in
+use by another process (stop ponens serve first).`,
+		Example: `  ponens sql "SELECT name FROM system.tables WHERE database = currentDatabase() ORDER BY name"
+  ponens sql --format csv "SELECT rule_id, count() AS violations FROM verdicts FINAL WHERE status = 'violated' GROUP BY rule_id"
+  ponens sql --store data/store --format json "SELECT run_id, agent, started_at FROM open_runs WHERE started_at < now() - INTERVAL 1 HOUR"`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := loadConfig(cmd, map[string]string{"store": "store.path", "lib": "store.lib"})
+			if err != nil {
+				return err
+			}
+			format, _ := cmd.Flags().GetString("format")
+			if _, ok := analytics.Formats[format]; !ok {
+				return exitWith(exitBadInput, "--format: must be %s, got %q", analytics.FormatNames, format)
+			}
+			if strings.TrimSpace(args[0]) == "" {
+				return exitWith(exitBadInput, "no SQL given")
+			}
+			e, err := analytics.Open(chdb.Options{Lib: cfg.Store.Lib, Path: cfg.Store.Path})
+			if err != nil {
+				return exitWith(exitUnavailable, "store %s: %v", cfg.Store.Path, err)
+			}
+			defer e.Close()
+			out, err := analytics.Query(e, args[0], format)
+			var qe *chdb.QueryError
+			if errors.As(err, &qe) {
+				return exitWith(exitBadInput, "%v", err)
+			}
+			if err != nil {
+				return exitWith(exitUnavailable, "%v", err)
+			}
+			_, err = cmd.OutOrStdout().Write(out)
+			return err
+		},
+	}
+	cmd.Flags().String("store", "", "the store's data `DIR` (store.path; default data/store)")
+	cmd.Flags().String("lib", "", "the `FILE` libchdb.so (store.lib; default where make deps installs it)")
+	cmd.Flags().String("format", "table", "output `FORMAT`: "+analytics.FormatNames)
+	return cmd
+}

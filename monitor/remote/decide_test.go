@@ -1,0 +1,49 @@
+package remote_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+
+	"github.com/ponens/ponens/monitor/remote"
+	"github.com/ponens/ponens/schema"
+	"github.com/ponens/ponens/transport/jstest"
+)
+
+// TestDecideRefusesAnswersWithoutDecision: an answer that is neither a
+// decision nor a worker's error (an empty object, an unknown decision) is
+// an error, never an allow.
+func TestDecideRefusesAnswersWithoutDecision(t *testing.T) {
+	url := jstest.Plain(t, func(*server.Options) {})
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	subjects := schema.Subjects{Prefix: "ponens", Partitions: 1}
+	for _, answer := range []string{`{}`, `{"decision":""}`, `{"decision":"yes"}`, `{"rule":"x","reason":"looks fine"}`} {
+		sub, err := nc.Subscribe(subjects.Decide(0), func(m *nats.Msg) { _ = m.Respond([]byte(answer)) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		d, err := remote.Decide(ctx, nc, subjects, "r", &schema.Action{ID: 1, Type: "ReadFile"})
+		cancel()
+		_ = sub.Unsubscribe()
+		if err == nil || !strings.Contains(err.Error(), "neither a decision") {
+			t.Fatalf("answer %s: %+v, %v", answer, d, err)
+		}
+	}
+	sub, err := nc.Subscribe(subjects.Decide(0), func(m *nats.Msg) { _ = m.Respond([]byte(`{"decision":"deny","reason":"r"}`)) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	if d, err := remote.Decide(context.Background(), nc, subjects, "r", &schema.Action{ID: 1, Type: "ReadFile"}); err != nil || d.Decision != "deny" {
+		t.Fatalf("a decision: %+v, %v", d, err)
+	}
+}
