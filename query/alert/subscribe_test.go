@@ -1,0 +1,151 @@
+package alert
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/ponens/ponens/schema"
+)
+
+// hook is a webhook test server that fails its first request and records
+// the deliveries it accepted with a valid signature.
+type hook struct {
+	t      *testing.T
+	secret string
+	mu     sync.Mutex
+	calls  int
+	got    []Notification
+	ch     chan Notification
+}
+
+func (h *hook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	h.mu.Lock()
+	h.calls++
+	first := h.calls == 1
+	h.mu.Unlock()
+	if first {
+		http.Error(w, "try again", http.StatusServiceUnavailable)
+		return
+	}
+	ts, err := strconv.ParseInt(r.Header.Get(HeaderTimestamp), 10, 64)
+	if err != nil || r.Header.Get(HeaderSignature) != Sign(h.secret, ts, body) {
+		h.t.Errorf("bad signature %q at %q", r.Header.Get(HeaderSignature), r.Header.Get(HeaderTimestamp))
+		http.Error(w, "bad signature", http.StatusUnauthorized)
+		return
+	}
+	var n Notification
+	if err := json.Unmarshal(body, &n); err != nil || n.DeliveryID != r.Header.Get(HeaderDelivery) {
+		h.t.Errorf("body %s, delivery header %q: %v", body, r.Header.Get(HeaderDelivery), err)
+	}
+	h.mu.Lock()
+	h.got = append(h.got, n)
+	h.mu.Unlock()
+	h.ch <- n
+}
+
+// TestSubscriptions: a violation reaches a signed webhook after a failed
+// first attempt and a NATS subscription; a silenced rule reaches neither;
+// a verdict seen again after a restart of the stage is not sent twice.
+func TestSubscriptions(t *testing.T) {
+	nc, js := startVerdicts(t)
+	subjects := schema.Subjects{Prefix: "ponens", Partitions: 4}
+	ctx := context.Background()
+	kv, err := OpenStore(ctx, js, subjects)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &hook{t: t, secret: "s3cret", ch: make(chan Notification, 16)}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(PutSubscription(ctx, kv, Subscription{ID: "hook", Rules: []string{"tests_*", "quiet*"}, Webhook: srv.URL, Secret: h.secret}))
+	must(PutSubscription(ctx, kv, Subscription{ID: "bus", Subject: "team.alerts"}))
+	must(PutSilence(ctx, kv, Silence{ID: "q", Rule: "quiet*", Ends: time.Now().Add(time.Hour)}))
+	onBus := make(chan *nats.Msg, 16)
+	bs, err := nc.ChanSubscribe("team.alerts", onBus)
+	must(err)
+	defer bs.Unsubscribe()
+
+	put := func(rule string, seq uint64) {
+		v := schema.VerdictEvent{RunID: "r1", Seq: seq, Rule: schema.RuleRef{ID: rule}, Status: schema.StatusViolated, Mode: schema.ModeDeny,
+			Cause: &schema.Cause{Subformula: "G(commit -> P test)", Event: schema.Event{RunID: "r1", Seq: seq, Type: "action"}}}
+		data, _ := json.Marshal(v)
+		_, err := js.Publish(ctx, subjects.Verdict(0, "r1"), data)
+		must(err)
+	}
+	run := func() (stop func()) {
+		c, cancel := context.WithCancel(ctx)
+		d := New(nc, js, subjects, "alerts")
+		d.Notifier = NewNotifier(nc, kv)
+		d.Notifier.Backoff = 10 * time.Millisecond
+		d.Notifier.DashboardURL = "http://dash.example/"
+		done := make(chan struct{})
+		go func() { defer close(done); _ = d.Run(c) }()
+		return func() { cancel(); <-done }
+	}
+	wait := func(what string) Notification {
+		t.Helper()
+		select {
+		case n := <-h.ch:
+			return n
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no webhook for %s", what)
+		}
+		return Notification{}
+	}
+
+	stop := run()
+	put("tests_before_commit", 1)
+	first := wait("the first violation")
+	if first.Rule != "tests_before_commit" || first.Run != "r1" || first.Link != "http://dash.example/runs/r1" || first.Subformula == "" {
+		t.Errorf("notification %+v", first)
+	}
+	select {
+	case m := <-onBus:
+		var n Notification
+		must(json.Unmarshal(m.Data, &n))
+		if n.DeliveryID != first.DeliveryID {
+			t.Errorf("bus got %s, webhook %s", n.DeliveryID, first.DeliveryID)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("nothing on the NATS subscription")
+	}
+	e, err := kv.Get(ctx, "status.hook")
+	must(err)
+	var st DeliveryStatus
+	must(json.Unmarshal(e.Value(), &st))
+	if st.Attempts != 2 || st.Status != 200 || st.Error != "" {
+		t.Errorf("delivery status %+v, want 2 attempts ending in 200", st)
+	}
+	stop()
+
+	put("tests_before_commit", 1) // the same verdict again, as after a crash before its ack
+	put("quiet_rule", 2)          // silenced
+	put("tests_eventually", 3)
+	stop = run()
+	defer stop()
+	third := wait("the third verdict")
+	if third.Rule != "tests_eventually" {
+		t.Errorf("after the restart the webhook got %s first, want tests_eventually (the repeat and the silenced rule skipped)", third.Rule)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.got) != 2 {
+		t.Errorf("webhook accepted %d deliveries, want 2: %+v", len(h.got), h.got)
+	}
+}
