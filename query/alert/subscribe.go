@@ -22,10 +22,6 @@ import (
 	"github.com/ponens/ponens/schema"
 )
 
-// BucketAlerts is the key-value bucket (Subjects.Bucket) that holds the
-// subscriptions, the silences and the delivery state of the alert stage.
-const BucketAlerts = "alerts"
-
 // The headers of a webhook delivery.
 const (
 	HeaderSignature = "X-Ponens-Signature" // "sha256=" and the hex HMAC of timestamp "." body
@@ -43,7 +39,9 @@ type Subscription struct {
 	// Agents and Projects restrict to these values when not empty.
 	Agents   []string `json:"agents,omitempty"`
 	Projects []string `json:"projects,omitempty"`
-	// Subject is a NATS subject the alert is published on.
+	// Subject is a NATS subject the alert is published on; with
+	// authentication on, the alert role may publish only under
+	// <prefix>.notify.>.
 	Subject string `json:"subject,omitempty"`
 	// Webhook is a URL the alert is POSTed to, signed with Secret.
 	Webhook string `json:"webhook,omitempty"`
@@ -117,9 +115,9 @@ type Notifier struct {
 
 // OpenStore creates or opens the alerts bucket.
 func OpenStore(ctx context.Context, js jetstream.JetStream, s schema.Subjects) (jetstream.KeyValue, error) {
-	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: s.Bucket(BucketAlerts)})
+	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: s.Bucket(schema.BucketAlerts)})
 	if err != nil {
-		return nil, fmt.Errorf("alert: bucket %s: %w", s.Bucket(BucketAlerts), err)
+		return nil, fmt.Errorf("alert: bucket %s: %w", s.Bucket(schema.BucketAlerts), err)
 	}
 	return kv, nil
 }

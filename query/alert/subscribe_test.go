@@ -3,6 +3,7 @@ package alert
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +15,8 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/ponens/ponens/schema"
+	"github.com/ponens/ponens/transport"
+	"github.com/ponens/ponens/transport/jstest"
 )
 
 // hook is a webhook test server that fails its first request and records
@@ -74,10 +77,10 @@ func TestSubscriptions(t *testing.T) {
 		}
 	}
 	must(PutSubscription(ctx, kv, Subscription{ID: "hook", Rules: []string{"tests_*", "quiet*"}, Webhook: srv.URL, Secret: h.secret}))
-	must(PutSubscription(ctx, kv, Subscription{ID: "bus", Subject: "team.alerts"}))
+	must(PutSubscription(ctx, kv, Subscription{ID: "bus", Subject: "ponens.notify.team"}))
 	must(PutSilence(ctx, kv, Silence{ID: "q", Rule: "quiet*", Ends: time.Now().Add(time.Hour)}))
 	onBus := make(chan *nats.Msg, 16)
-	bs, err := nc.ChanSubscribe("team.alerts", onBus)
+	bs, err := nc.ChanSubscribe("ponens.notify.team", onBus)
 	must(err)
 	defer bs.Unsubscribe()
 
@@ -136,7 +139,8 @@ func TestSubscriptions(t *testing.T) {
 
 	put("tests_before_commit", 1) // the same verdict again, as after a crash before its ack
 	put("quiet_rule", 2)          // silenced
-	put("tests_eventually", 3)
+	put("other_rule", 3)          // not one of the webhook's rules
+	put("tests_eventually", 4)
 	stop = run()
 	defer stop()
 	third := wait("the third verdict")
@@ -147,5 +151,62 @@ func TestSubscriptions(t *testing.T) {
 	defer h.mu.Unlock()
 	if len(h.got) != 2 {
 		t.Errorf("webhook accepted %d deliveries, want 2: %+v", len(h.got), h.got)
+	}
+}
+
+// TestSign pins the signature to a vector computed outside Go
+// (printf '1700000000.{"a":1}' | openssl dgst -sha256 -hmac s3cret), so a
+// receiver can check it with any HMAC library.
+func TestSign(t *testing.T) {
+	const want = "sha256=1698a50bc74d1ff1db85c4e0a5297c2ad9fdba245d5737cdb789e4cc6e098940"
+	if got := Sign("s3cret", 1700000000, []byte(`{"a":1}`)); got != want {
+		t.Errorf("Sign = %s, want %s", got, want)
+	}
+}
+
+// TestSubscriptionValidate: a subscription without exactly one channel, or
+// with a bad glob or status, is refused with the field named.
+func TestSubscriptionValidate(t *testing.T) {
+	for _, s := range []Subscription{
+		{ID: "a"},
+		{ID: "a", Subject: "x", Webhook: "http://h"},
+		{ID: "a.b", Subject: "x"},
+		{ID: "a", Subject: "x", Rules: []string{"[bad"}},
+		{ID: "a", Subject: "x", Statuses: []schema.VerdictStatus{"broken"}},
+	} {
+		if err := s.Validate(); err == nil {
+			t.Errorf("%+v accepted", s)
+		}
+	}
+	if err := (Subscription{ID: "a", Webhook: "http://h", Rules: []string{"tests_*"}}).Validate(); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestAlertsBucketRoles: with authentication on, the alert role makes the
+// alerts bucket, stores a subscription in it and publishes on
+// <prefix>.notify.>; the sink role may not read it or write it.
+func TestAlertsBucketRoles(t *testing.T) {
+	subjects := schema.Subjects{Prefix: "ponens", Partitions: 4}
+	s := jstest.StartSecure(t, subjects)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, ajs, _ := s.Connect(t, transport.RoleAlert)
+	kv, err := OpenStore(ctx, ajs, subjects)
+	if err != nil {
+		t.Fatalf("the alert role opens the bucket: %v", err)
+	}
+	if err := PutSubscription(ctx, kv, Subscription{ID: "team", Subject: "ponens.notify.team"}); err != nil {
+		t.Fatalf("the alert role stores a subscription: %v", err)
+	}
+	if subs, err := Subscriptions(ctx, kv); err != nil || len(subs) != 1 {
+		t.Fatalf("the alert role lists %v, %v", subs, err)
+	}
+	snc, sjs, _ := s.Connect(t, transport.RoleSink)
+	c2, cancel2 := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel2()
+	_, err = OpenStore(c2, sjs, subjects)
+	if refused := transport.Refusal(snc, err); err == nil || refused == nil || !errors.Is(refused, nats.ErrPermissionViolation) {
+		t.Fatalf("the sink role opened the alerts bucket: %v", err)
 	}
 }
