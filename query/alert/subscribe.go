@@ -355,3 +355,30 @@ func (n *Notifier) post(ctx context.Context, url, secret, id string, body []byte
 	}
 	return resp.StatusCode, ""
 }
+
+// Test sends a test alert (rule "ponens.test", a fresh delivery id) to the
+// subscription id and returns how it went.
+func (n *Notifier) Test(ctx context.Context, id string) (DeliveryStatus, error) {
+	e, err := n.kv.Get(ctx, "sub."+id)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return DeliveryStatus{}, fmt.Errorf("no subscription %q", id)
+	}
+	if err != nil {
+		return DeliveryStatus{}, err
+	}
+	var s Subscription
+	if err := json.Unmarshal(e.Value(), &s); err != nil {
+		return DeliveryStatus{}, fmt.Errorf("subscription %s: %w", id, err)
+	}
+	a := n.notification(schema.VerdictEvent{RunID: "test", Seq: uint64(time.Now().UnixNano()), Rule: schema.RuleRef{ID: "ponens.test"}, Status: schema.StatusViolated, Mode: schema.ModeObserve}, "")
+	return n.deliver(ctx, s, a), nil
+}
+
+// Delete removes the subscription or silence key ("sub.<id>",
+// "silence.<id>").
+func Delete(ctx context.Context, kv jetstream.KeyValue, key string) error {
+	if _, err := kv.Get(ctx, key); err != nil {
+		return fmt.Errorf("%s: %w", key, err)
+	}
+	return kv.Delete(ctx, key)
+}
