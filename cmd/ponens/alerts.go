@@ -83,7 +83,7 @@ be reached.`,
 		Example: `  ponens alerts subscribe oncall --webhook https://hooks.example.com/ponens --secret k3y --rule 'tests_*'
   ponens alerts subscribe team --slack https://hooks.slack.com/services/T/B/X --status violated --status unresolved
   ponens alerts subscribe bus --subject ponens.notify.team --agent claude-code`,
-		Args:    cobra.ExactArgs(1),
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s.ID = args[0]
 			for _, st := range statuses {
@@ -156,12 +156,12 @@ func newAlertsListCommand() *cobra.Command {
 func newAlertsDeleteCommand() *cobra.Command {
 	var silence bool
 	cmd := &cobra.Command{
-		Use:     "delete ID [--silence]",
-		Short:   "Delete a subscription (or, with --silence, a silence)",
-		Long:    `Delete the subscription ID, or the silence ID with --silence. Exit 0, 2 when there is none, 3 when NATS cannot be reached.`,
+		Use:   "delete ID [--silence]",
+		Short: "Delete a subscription (or, with --silence, a silence)",
+		Long:  `Delete the subscription ID, or the silence ID with --silence. Exit 0, 2 when there is none, 3 when NATS cannot be reached.`,
 		Example: `  ponens alerts delete oncall
   ponens alerts delete deploy-window --silence`,
-		Args:    cobra.ExactArgs(1),
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			key := "sub." + args[0]
 			if silence {
@@ -235,12 +235,12 @@ func newAlertsSilenceCommand() *cobra.Command {
 	var s alert.Silence
 	var dur time.Duration
 	cmd := &cobra.Command{
-		Use:     "silence ID --for D [--rule GLOB] [--agent A] [--run R]",
-		Short:   "Suppress the alerts that match, for a while",
-		Long:    `Store the silence ID: alerts whose rule matches --rule (a glob), agent is --agent and run is --run (empty flags match anything) are not sent until --for has passed. Exit 0, 2 on bad flags, 3 when NATS cannot be reached.`,
+		Use:   "silence ID --for D [--rule GLOB] [--agent A] [--run R]",
+		Short: "Suppress the alerts that match, for a while",
+		Long:  `Store the silence ID: alerts whose rule matches --rule (a glob), agent is --agent and run is --run (empty flags match anything) are not sent until --for has passed. Exit 0, 2 on bad flags, 3 when NATS cannot be reached.`,
 		Example: `  ponens alerts silence deploy-window --for 2h --rule 'tests_*'
   ponens alerts silence noisy-run --for 30m --run run-42`,
-		Args:    cobra.ExactArgs(1),
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if dur <= 0 {
 				return exitWith(exitBadInput, "--for must be positive, got %s", dur)
