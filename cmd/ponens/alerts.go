@@ -82,7 +82,8 @@ X-Ponens-Delivery (the verdict's identity), X-Ponens-Timestamp and, with
 be reached.`,
 		Example: `  ponens alerts subscribe oncall --webhook https://hooks.example.com/ponens --secret k3y --rule 'tests_*'
   ponens alerts subscribe team --slack https://hooks.slack.com/services/T/B/X --status violated --status unresolved
-  ponens alerts subscribe bus --subject ponens.notify.team --agent claude-code`,
+  ponens alerts subscribe bus --subject ponens.notify.team --agent claude-code
+  ponens alerts subscribe digest --webhook https://hooks.example.com/digest --group-wait 30s --group-interval 5m`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s.ID = args[0]
@@ -111,6 +112,8 @@ be reached.`,
 	f.StringVar(&s.Webhook, "webhook", "", "POST alerts to this URL")
 	f.StringVar(&s.Slack, "slack", "", "POST alerts to this Slack-compatible incoming webhook")
 	f.StringVar(&s.Secret, "secret", "", "the HMAC key webhooks are signed with")
+	f.DurationVar((*time.Duration)(&s.GroupWait), "group-wait", 0, "group each rule's alerts: first notification this long after the first alert, with the count")
+	f.DurationVar((*time.Duration)(&s.GroupInterval), "group-interval", 0, "then at most one notification this often (default --group-wait)")
 	return cmd
 }
 

@@ -59,6 +59,9 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		return fmt.Errorf("alert: consumer: %w", err)
 	}
 	defer it.Stop()
+	if d.Notifier != nil {
+		go d.Notifier.flushLoop(ctx)
+	}
 	for ctx.Err() == nil {
 		m, err := it.Next(jetstream.NextMaxWait(100 * time.Millisecond))
 		switch {

@@ -48,6 +48,29 @@ type Subscription struct {
 	// Slack is a Slack-compatible incoming webhook URL ({"text": ...}).
 	Slack  string `json:"slack,omitempty"`
 	Secret string `json:"secret,omitempty"`
+	// GroupWait, when set, groups the alerts of each rule: the first
+	// notification of a group goes GroupWait after its first alert and
+	// carries the count of alerts so far; later ones at most every
+	// GroupInterval (default GroupWait), for the alerts since.
+	GroupWait     Duration `json:"groupWait,omitempty"`
+	GroupInterval Duration `json:"groupInterval,omitempty"`
+}
+
+// Duration is a time.Duration written in JSON as text ("30s").
+type Duration time.Duration
+
+// MarshalJSON writes d as "30s".
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+// UnmarshalJSON reads "30s".
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("duration: want text such as \"30s\": %w", err)
+	}
+	v, err := time.ParseDuration(s)
+	*d = Duration(v)
+	return err
 }
 
 // Validate names the first field of s that is missing or wrong.
@@ -59,6 +82,9 @@ func (s Subscription) Validate() error {
 		if _, err := path.Match(g, ""); err != nil {
 			return fmt.Errorf("subscription %s: field rules: glob %q: %w", s.ID, g, err)
 		}
+	}
+	if s.GroupWait < 0 || s.GroupInterval < 0 {
+		return fmt.Errorf("subscription %s: fields groupWait, groupInterval: must not be negative", s.ID)
 	}
 	for _, st := range s.Statuses {
 		if !slices.Contains(schema.Statuses, st) {
@@ -95,7 +121,10 @@ type Notification struct {
 	Subformula string               `json:"subformula,omitempty"`
 	Event      *schema.Event        `json:"event,omitempty"`
 	Link       string               `json:"link,omitempty"`
-	At         time.Time            `json:"at"`
+	// Count is the number of alerts a grouped notification stands for
+	// (this one and the ones since the group's last notification).
+	Count int       `json:"count,omitempty"`
+	At    time.Time `json:"at"`
 }
 
 // Notifier matches verdicts against the stored subscriptions and silences
@@ -262,6 +291,12 @@ func (n *Notifier) Notify(ctx context.Context, v schema.VerdictEvent, rule strin
 	}
 	for _, s := range subs {
 		if !matches(s, a) {
+			continue
+		}
+		if s.GroupWait > 0 {
+			if err := n.addToGroup(ctx, s, a); err != nil {
+				return err
+			}
 			continue
 		}
 		key := "sent." + s.ID + "." + a.DeliveryID

@@ -210,3 +210,67 @@ func TestAlertsBucketRoles(t *testing.T) {
 		t.Fatalf("the sink role opened the alerts bucket: %v", err)
 	}
 }
+
+// TestGrouping: 1,000 violations of one rule published at once give one
+// notification per group window, whose counts add up to 1,000.
+func TestGrouping(t *testing.T) {
+	nc, js := startVerdicts(t)
+	subjects := schema.Subjects{Prefix: "ponens", Partitions: 4}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	kv, err := OpenStore(ctx, js, subjects)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type arrival struct {
+		n  Notification
+		at time.Time
+	}
+	got := make(chan arrival, 1000)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var n Notification
+		if err := json.NewDecoder(r.Body).Decode(&n); err != nil {
+			t.Error(err)
+		}
+		got <- arrival{n, time.Now()}
+		time.Sleep(50 * time.Millisecond) // a slow receiver: alerts keep coming while a group is sent
+	}))
+	defer srv.Close()
+	const window = 300 * time.Millisecond
+	if err := PutSubscription(ctx, kv, Subscription{ID: "grouped", Webhook: srv.URL, GroupWait: Duration(window), GroupInterval: Duration(window)}); err != nil {
+		t.Fatal(err)
+	}
+	d := New(nc, js, subjects, "alerts")
+	d.Notifier = NewNotifier(nc, kv)
+	go func() { _ = d.Run(ctx) }()
+	const total = 1000
+	for i := range total {
+		v := schema.VerdictEvent{RunID: "r" + strconv.Itoa(i), Seq: 1, Rule: schema.RuleRef{ID: "tests_before_commit"}, Status: schema.StatusViolated, Mode: schema.ModeDeny}
+		data, _ := json.Marshal(v)
+		if _, err := js.PublishAsync(subjects.Verdict(0, v.RunID), data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sum, n := 0, 0
+	var last time.Time
+	for sum < total {
+		select {
+		case a := <-got:
+			n++
+			if a.n.Count <= 0 || a.n.Rule != "tests_before_commit" {
+				t.Fatalf("notification %d: %+v", n, a.n)
+			}
+			if !last.IsZero() && a.at.Sub(last) < window/2 {
+				t.Errorf("notification %d came %s after the one before, within the group window %s", n, a.at.Sub(last), window)
+			}
+			last = a.at
+			sum += a.n.Count
+		case <-time.After(30 * time.Second):
+			t.Fatalf("after %d notifications, %d of %d alerts counted", n, sum, total)
+		}
+	}
+	if sum != total || n >= total/10 {
+		t.Errorf("%d notifications counting %d alerts, want a few counting %d", n, sum, total)
+	}
+	t.Logf("%d alerts in %d grouped notifications", sum, n)
+}
