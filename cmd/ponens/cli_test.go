@@ -258,6 +258,7 @@ func TestCLIExitCodes(t *testing.T) {
 		{name: "alerts subscribe no channel", args: []string{"alerts", "subscribe", "hook", "--url", url}, code: 2, want: "ponens alerts subscribe: subscription hook: give exactly one channel: subject, webhook or slack"},
 		{name: "alerts subscribe bad glob", args: []string{"alerts", "subscribe", "hook", "--url", url, "--subject", "ponens.notify.t", "--rule", "[x"}, code: 2, want: `field rules: glob "[x"`},
 		{name: "alerts subscribe service down", args: []string{"alerts", "subscribe", "hook", "--url", down, "--subject", "ponens.notify.t"}, code: 3, want: "ponens alerts subscribe: connect to " + down},
+		{name: "alerts subscribe negative group wait", args: []string{"alerts", "subscribe", "g", "--url", url, "--webhook", "http://127.0.0.1:9/x", "--group-wait", "-1s"}, code: 2, want: "fields groupWait, groupInterval: must not be negative"},
 		{name: "alerts subscribe", args: []string{"alerts", "subscribe", "bus", "--url", url, "--subject", "ponens.notify.team", "--rule", "tests_*"}, want: "subscription bus stored"},
 		{name: "alerts test", args: []string{"alerts", "test", "bus", "--url", url}, want: `"attempts":1`},
 		{name: "alerts test unknown", args: []string{"alerts", "test", "nobody", "--url", url}, code: 2, want: `ponens alerts test: no subscription "nobody"`},
