@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -273,4 +274,65 @@ func TestGrouping(t *testing.T) {
 		t.Errorf("%d notifications counting %d alerts, want a few counting %d", n, sum, total)
 	}
 	t.Logf("%d alerts in %d grouped notifications", sum, n)
+}
+
+// TestDeadLetterAndSlack: a webhook that always fails gets its attempts,
+// then the alert is kept as a dead letter with the failure in the
+// subscription's status; a Slack-compatible webhook gets {"text": ...}.
+func TestDeadLetterAndSlack(t *testing.T) {
+	nc, js := startVerdicts(t)
+	ctx := context.Background()
+	kv, err := OpenStore(ctx, js, schema.Subjects{Prefix: "ponens", Partitions: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	failures := 0
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		failures++
+		mu.Unlock()
+		http.Error(w, "down", http.StatusBadGateway)
+	}))
+	defer down.Close()
+	slack := make(chan map[string]string, 1)
+	sl := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var m map[string]string
+		_ = json.NewDecoder(r.Body).Decode(&m)
+		slack <- m
+	}))
+	defer sl.Close()
+	for _, s := range []Subscription{{ID: "down", Webhook: down.URL}, {ID: "slack", Slack: sl.URL}} {
+		if err := PutSubscription(ctx, kv, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n := NewNotifier(nc, kv)
+	n.Attempts, n.Backoff = 3, time.Millisecond
+	v := schema.VerdictEvent{RunID: "r9", Seq: 4, Rule: schema.RuleRef{ID: "no_env_writes"}, Status: schema.StatusViolated, Mode: schema.ModeDeny}
+	if err := n.Notify(ctx, v, ""); err != nil {
+		t.Fatal(err)
+	}
+	if failures != 3 {
+		t.Errorf("%d attempts, want 3", failures)
+	}
+	if _, err := kv.Get(ctx, "dead.down."+DeliveryID(v)); err != nil {
+		t.Errorf("no dead letter: %v", err)
+	}
+	e, err := kv.Get(ctx, "status.down")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st DeliveryStatus
+	if err := json.Unmarshal(e.Value(), &st); err != nil || st.Status != http.StatusBadGateway || st.Error == "" || st.Attempts != 3 {
+		t.Errorf("status %+v, %v", st, err)
+	}
+	select {
+	case m := <-slack:
+		if want := "ponens: rule no_env_writes violated in run r9"; !strings.HasPrefix(m["text"], want) {
+			t.Errorf("slack text %q, want it to start with %q", m["text"], want)
+		}
+	default:
+		t.Error("nothing on the Slack webhook")
+	}
 }
