@@ -140,6 +140,13 @@ type Notifier struct {
 	Attempts int
 	// Backoff is the first retry delay; it doubles, with jitter, each time.
 	Backoff time.Duration
+	// Refresh is how long the subscriptions and silences read from the
+	// bucket are used before they are read again.
+	Refresh time.Duration
+
+	subs     []Subscription
+	silences []Silence
+	loaded   time.Time
 }
 
 // OpenStore creates or opens the alerts bucket.
@@ -153,7 +160,7 @@ func OpenStore(ctx context.Context, js jetstream.JetStream, s schema.Subjects) (
 
 // NewNotifier returns a notifier over the alerts bucket kv.
 func NewNotifier(nc *nats.Conn, kv jetstream.KeyValue) *Notifier {
-	return &Notifier{nc: nc, kv: kv, http: &http.Client{Timeout: 10 * time.Second}, Attempts: 5, Backoff: 200 * time.Millisecond}
+	return &Notifier{nc: nc, kv: kv, http: &http.Client{Timeout: 10 * time.Second}, Attempts: 5, Backoff: 200 * time.Millisecond, Refresh: time.Second}
 }
 
 // PutSubscription stores s after checking it.
@@ -278,13 +285,9 @@ func silenced(ss []Silence, a Notification, now time.Time) bool {
 // that the verdict is not acknowledged and comes back.
 func (n *Notifier) Notify(ctx context.Context, v schema.VerdictEvent, rule string) error {
 	a := n.notification(v, rule)
-	subs, err := Subscriptions(ctx, n.kv)
+	subs, sil, err := n.load(ctx)
 	if err != nil {
-		return fmt.Errorf("alert: subscriptions: %w", err)
-	}
-	sil, err := Silences(ctx, n.kv)
-	if err != nil {
-		return fmt.Errorf("alert: silences: %w", err)
+		return err
 	}
 	if silenced(sil, a, time.Now()) {
 		return nil
@@ -321,6 +324,24 @@ func (n *Notifier) Notify(ctx context.Context, v schema.VerdictEvent, rule strin
 		}
 	}
 	return nil
+}
+
+// load returns the subscriptions and silences, read from the bucket at
+// most once per Refresh: a change takes effect within that time.
+func (n *Notifier) load(ctx context.Context) ([]Subscription, []Silence, error) {
+	if !n.loaded.IsZero() && time.Since(n.loaded) < n.Refresh {
+		return n.subs, n.silences, nil
+	}
+	subs, err := Subscriptions(ctx, n.kv)
+	if err != nil {
+		return nil, nil, fmt.Errorf("alert: subscriptions: %w", err)
+	}
+	sil, err := Silences(ctx, n.kv)
+	if err != nil {
+		return nil, nil, fmt.Errorf("alert: silences: %w", err)
+	}
+	n.subs, n.silences, n.loaded = subs, sil, time.Now()
+	return subs, sil, nil
 }
 
 // DeliveryStatus is the last outcome of a subscription's deliveries.
