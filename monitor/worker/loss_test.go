@@ -36,7 +36,7 @@ func TestIdleEndVerdictSurvivesDedup(t *testing.T) {
 	for i := range evs {
 		publish(t, js, &evs[i], schema.EventMsgID(evs[i].RunID, evs[i].Seq))
 	}
-	_, cancel, done := startWorker(t, nc, js, "w1", set, func(*Worker) {}) // idle_after 400ms
+	_, cancel, done := startWorker(t, nc, js, "w1", set, func(*Worker) {}) // idle_after 2s
 	waitFor(t, 20*time.Second, "the pending verdict", func() bool { return verdictCount(js) >= 1 })
 	// The run idles out; its end-of-run verdict is the second one stored.
 	deadline := time.Now().Add(5 * time.Second)

@@ -252,7 +252,7 @@ func verdictCount(js natsjs.JetStream) int {
 func startWorker(t *testing.T, nc *nats.Conn, js natsjs.JetStream, id string, set *ruleset.Set, adjust func(*Worker)) (*Worker, context.CancelFunc, chan struct{}) {
 	t.Helper()
 	w, err := New(nc, js, Options{ID: id, Subjects: subjects, Rules: set, LeaseTTL: time.Second, Logger: quiet,
-		CheckpointEvery: 50 * time.Millisecond, IdleAfter: 400 * time.Millisecond, GapTimeout: 300 * time.Millisecond, MaxEventBytes: 8 << 10,
+		CheckpointEvery: 50 * time.Millisecond, IdleAfter: 2 * time.Second, GapTimeout: 300 * time.Millisecond, MaxEventBytes: 8 << 10,
 		DeadLetter: deadLetters(js)})
 	if err != nil {
 		t.Fatal(err)
