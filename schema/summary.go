@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash"
+	"io"
 	"slices"
 )
 
@@ -95,6 +96,42 @@ func (f *SummaryFold) Rules() []RuleManifestEntry { return f.rules }
 // verdict about another run, an unknown rule or an unknown status; nothing
 // is recorded then. It returns the trace's column of the matrix.
 func (f *SummaryFold) Add(t TraceManifestEntry, events []Event, stream []VerdictEvent, results []string) ([]VerdictStatus, error) {
+	var buf bytes.Buffer
+	enc := NewEventHashWriter(&buf)
+	for i := range events {
+		if err := enc.Write(&events[i]); err != nil {
+			return nil, fmt.Errorf("trace %s: event %d: %w", t.ID, i+1, err)
+		}
+	}
+	t.Events, t.Outcome = len(events), RunOutcome(events)
+	return f.AddEncoded(t, &buf, stream, results)
+}
+
+// EventHashWriter writes events as the content hash takes them: each
+// event's JSON and a newline. A trace read as a stream writes its events
+// with it as they come (to a spill file, say) and hands the bytes to
+// AddEncoded when the trace is complete.
+type EventHashWriter struct{ w io.Writer }
+
+// NewEventHashWriter writes to w.
+func NewEventHashWriter(w io.Writer) *EventHashWriter { return &EventHashWriter{w: w} }
+
+// Write writes ev's JSON and a newline.
+func (e *EventHashWriter) Write(ev *Event) error {
+	b, err := json.Marshal(ev)
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	_, err = e.w.Write(b)
+	return err
+}
+
+// AddEncoded is Add for a trace whose events are not held: t.Events and
+// t.Outcome are given, and events yields what an EventHashWriter wrote of
+// the trace's events. It refuses what Add refuses, before reading events;
+// an error reading events leaves the fold unusable.
+func (f *SummaryFold) AddEncoded(t TraceManifestEntry, events io.Reader, stream []VerdictEvent, results []string) ([]VerdictStatus, error) {
 	if t.ID == "" || f.ids[t.ID] {
 		return nil, fmt.Errorf("trace id %q is empty or already taken", t.ID)
 	}
@@ -104,21 +141,13 @@ func (f *SummaryFold) Add(t TraceManifestEntry, events []Event, stream []Verdict
 	if err := f.CheckStream(t.ID, t.RunID, stream); err != nil {
 		return nil, err
 	}
-	var buf bytes.Buffer
 	name, _ := json.Marshal(t.ID)
-	buf.Write(name)
-	buf.WriteByte('\n')
-	for i := range events {
-		ev, err := json.Marshal(&events[i])
-		if err != nil {
-			return nil, fmt.Errorf("trace %s: event %d: %w", t.ID, i+1, err)
-		}
-		buf.Write(ev)
-		buf.WriteByte('\n')
+	f.hash.Write(name)
+	f.hash.Write([]byte("\n"))
+	if _, err := io.Copy(f.hash, events); err != nil {
+		return nil, fmt.Errorf("trace %s: reading its events: %w", t.ID, err)
 	}
-	f.hash.Write(buf.Bytes())
 	f.ids[t.ID] = true
-	t.Events, t.Outcome = len(events), RunOutcome(events)
 	f.traces = append(f.traces, t)
 	final := Fold(stream)
 	col := make([]VerdictStatus, len(f.rules))

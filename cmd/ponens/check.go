@@ -265,19 +265,49 @@ type checkResult struct {
 	implied []string
 }
 
+// checkedRun is one run after the monitor saw it: its verdict stream and
+// results, and its events, held (Events) or, for a run read as a stream,
+// encoded for the summary's content hash (Encoded, Count, Outcome).
+type checkedRun struct {
+	File    string
+	RunID   string
+	Stream  []schema.VerdictEvent
+	Results []monitor.Result
+	Implied bool // a reference trace without an outcome, ended as completed
+	Events  []schema.Event
+	Encoded func() io.Reader
+	Count   int
+	Outcome schema.Outcome
+}
+
 // runCheck monitors every run with its own Run of its engine (engines[i]
-// for runs[i]), lists its results against rules, then writes each
-// verdict stream beside its trace (or under verdictsDir) and summary.json
-// into outDir. Bad input
-// is found before anything is written.
+// for runs[i]) and writes the artifacts (writeCheck).
 func runCheck(rules []monitor.Rule, engines []*monitor.Engine, runs []namedRun, outDir, verdictsDir string, prog *progress) (*checkResult, error) {
-	perFile := make(map[string]int)
-	for _, nr := range runs {
-		perFile[nr.File]++
-	}
-	srcs := make([]file.Source, len(runs))
+	checked := make([]checkedRun, len(runs))
 	for i, nr := range runs {
-		srcs[i] = file.Source{File: nr.File, RunID: nr.Run.ID, Multi: perFile[nr.File] > 1}
+		stream, results, err := monitorRun(engines[i], nr)
+		if err != nil {
+			prog.clear()
+			return nil, err
+		}
+		checked[i] = checkedRun{File: nr.File, RunID: nr.Run.ID, Stream: stream, Results: results, Implied: impliedEnd(nr.Run), Events: nr.Run.Events}
+		prog.tick()
+	}
+	prog.clear()
+	return writeCheck(rules, checked, outDir, verdictsDir)
+}
+
+// writeCheck lists each checked run's results against rules, then writes
+// each verdict stream beside its trace (or under verdictsDir) and
+// summary.json into outDir. Bad input is found before anything is written.
+func writeCheck(rules []monitor.Rule, checked []checkedRun, outDir, verdictsDir string) (*checkResult, error) {
+	perFile := make(map[string]int)
+	for _, c := range checked {
+		perFile[c.File]++
+	}
+	srcs := make([]file.Source, len(checked))
+	for i, c := range checked {
+		srcs[i] = file.Source{File: c.File, RunID: c.RunID, Multi: perFile[c.File] > 1}
 	}
 	places, err := file.Layout(srcs, verdictsDir)
 	if err != nil {
@@ -287,34 +317,26 @@ func runCheck(rules []monitor.Rule, engines []*monitor.Engine, runs []namedRun, 
 	if err != nil {
 		return nil, err
 	}
-	res := &checkResult{summaryPath: check.SummaryPath(), last: make([]map[string]schema.VerdictEvent, len(runs))}
-	streams := make([][]schema.VerdictEvent, len(runs))
-	for i, nr := range runs {
-		stream, results, err := monitorRun(engines[i], nr)
-		if err != nil {
-			prog.clear()
-			return nil, err
-		}
-		results = expandResults(rules, results)
-		if impliedEnd(nr.Run) {
+	res := &checkResult{summaryPath: check.SummaryPath(), last: make([]map[string]schema.VerdictEvent, len(checked))}
+	for i, c := range checked {
+		if c.Implied {
 			res.implied = append(res.implied, places[i].ID)
 		}
-		t := file.Trace{ID: places[i].ID, RunID: nr.Run.ID, Verdicts: places[i].Verdicts, Events: nr.Run.Events, Stream: stream, Results: results}
+		t := file.Trace{ID: places[i].ID, RunID: c.RunID, Verdicts: places[i].Verdicts, Events: c.Events, Stream: c.Stream, Results: expandResults(rules, c.Results)}
+		if c.Encoded != nil {
+			t.Encoded, t.Count, t.Outcome = c.Encoded(), c.Count, c.Outcome
+		}
 		if err := check.AddTrace(t); err != nil {
-			prog.clear()
 			return nil, fmt.Errorf("internal error: %w", err)
 		}
-		streams[i] = stream
-		res.streams = append(res.streams, stream)
+		res.streams = append(res.streams, c.Stream)
 		res.last[i] = make(map[string]schema.VerdictEvent)
-		for _, v := range stream {
+		for _, v := range c.Stream {
 			res.last[i][v.Rule.ID] = v
 		}
-		prog.tick()
 	}
-	prog.clear()
 	for i, p := range places {
-		if err := file.WriteVerdicts(p.Verdicts, streams[i]); err != nil {
+		if err := file.WriteVerdicts(p.Verdicts, checked[i].Stream); err != nil {
 			return nil, fmt.Errorf("writing the verdict stream of %s: %w", p.ID, err)
 		}
 	}

@@ -37,6 +37,13 @@ type Trace struct {
 	// Events are the run's events in order; the closing event, if any,
 	// gives the outcome.
 	Events []schema.Event
+	// Encoded, when Events is nil, yields the run's events as a
+	// schema.EventHashWriter wrote them, for a run read as a stream
+	// whose events are not held; Count and Outcome then say how many
+	// there were and how the run ended.
+	Encoded io.Reader
+	Count   int
+	Outcome schema.Outcome
 	// Stream is the run's verdict stream in the order the monitor emitted
 	// it, as written to Verdicts.
 	Stream []schema.VerdictEvent
@@ -96,7 +103,13 @@ func (c *Check) AddTrace(t Trace) error {
 	if err != nil {
 		return fmt.Errorf("trace %s: %w", t.ID, err)
 	}
-	_, err = c.fold.Add(schema.TraceManifestEntry{ID: t.ID, RunID: t.RunID, Verdicts: rel}, t.Events, t.Stream, results)
+	entry := schema.TraceManifestEntry{ID: t.ID, RunID: t.RunID, Verdicts: rel}
+	if t.Events == nil && t.Encoded != nil {
+		entry.Events, entry.Outcome = t.Count, t.Outcome
+		_, err = c.fold.AddEncoded(entry, t.Encoded, t.Stream, results)
+		return err
+	}
+	_, err = c.fold.Add(entry, t.Events, t.Stream, results)
 	return err
 }
 
