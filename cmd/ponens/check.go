@@ -88,25 +88,20 @@ parse or cannot be monitored, or a trace that cannot be read.`,
 			if err := distinctFiles(args); err != nil {
 				return err
 			}
-			runs, err := readTraces(args, cfg.Trace, cmd.ErrOrStderr())
-			if err != nil {
-				return exitWith(exitBadInput, "%v", err)
-			}
-			if err := everyFileHasRuns(args, runs); err != nil {
-				return err
-			}
-			rules, engines, err := runEngines(given, runs, cfg.Rules.HighStakesPaths, cfg.Rules.Enforce, cmd.ErrOrStderr())
-			if err != nil {
-				return err
-			}
-			res, err := runCheck(rules, engines, runs, outDir, verdictsDir, newProgress(cmd.ErrOrStderr(), len(runs), progressMin, "checking", "traces"))
-			if err != nil {
-				return err
-			}
-			if storeDir != "" {
-				if err := storeCheck(cfg.Store.Lib, storeDir, runs, res.streams); err != nil {
+			var res *checkResult
+			if given != nil && storeDir == "" {
+				// Event streams are read as they go: memory does not grow with them.
+				checked, done, err := streamChecks(args, cfg.Trace, given, cmd.ErrOrStderr(), newProgress(cmd.ErrOrStderr(), len(args), progressMin, "checking", "files"))
+				if err != nil {
 					return err
 				}
+				res, err = writeCheck(given.Rules(), checked, outDir, verdictsDir)
+				done()
+				if err != nil {
+					return err
+				}
+			} else if res, err = checkWhole(given, args, &cfg, outDir, verdictsDir, storeDir, cmd.ErrOrStderr()); err != nil {
+				return err
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {
@@ -131,6 +126,33 @@ parse or cannot be monitored, or a trace that cannot be read.`,
 	cmd.Flags().StringVar(&failOn, "fail-on", "violated", "what exits 1: violated (a violated cell or a fail result), or unresolved (that, or an unresolved cell)")
 	cmd.Flags().StringVar(&storeDir, "store", "", "also store the events and verdicts in the embedded store at `DIR` (for ponens sql)")
 	return cmd
+}
+
+// checkWhole checks the trace files read whole: each reference trace
+// against its own policies when given is nil, and with storeDir the
+// events and verdicts also go into the store.
+func checkWhole(given *monitor.Engine, args []string, cfg *config.Config, outDir, verdictsDir, storeDir string, notes io.Writer) (*checkResult, error) {
+	runs, err := readTraces(args, cfg.Trace, notes)
+	if err != nil {
+		return nil, exitWith(exitBadInput, "%v", err)
+	}
+	if err := everyFileHasRuns(args, runs); err != nil {
+		return nil, err
+	}
+	rules, engines, err := runEngines(given, runs, cfg.Rules.HighStakesPaths, cfg.Rules.Enforce, notes)
+	if err != nil {
+		return nil, err
+	}
+	res, err := runCheck(rules, engines, runs, outDir, verdictsDir, newProgress(notes, len(runs), progressMin, "checking", "traces"))
+	if err != nil {
+		return nil, err
+	}
+	if storeDir != "" {
+		if err := storeCheck(cfg.Store.Lib, storeDir, runs, res.streams); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }
 
 // failed reports whether a check exits 1: a cell is violated or a result

@@ -1,0 +1,215 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/ponens/ponens/config"
+	"github.com/ponens/ponens/ingest/tracefile"
+	"github.com/ponens/ponens/monitor"
+	"github.com/ponens/ponens/schema"
+)
+
+// streamChecks checks the trace files against eng as they are read: each
+// event of an event stream goes to its run's monitor as soon as its line
+// is decoded, and only the open runs' state, the verdict streams and a
+// spill file of the events' JSON (for the summary's content hash) remain.
+// A file that is not read as a stream (a reference trace) is read whole,
+// as readTraces does. Errors come in readTraces' order: the first
+// unreadable file, then a file without events, then the first run the
+// monitor refuses. The caller calls done when the results are written.
+func streamChecks(paths []string, limits config.TraceConfig, eng *monitor.Engine, notes io.Writer, prog *progress) (out []checkedRun, done func(), err error) {
+	spill, err := newSpill()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer func() {
+		if err != nil {
+			spill.close()
+		}
+	}()
+	lim := tracefile.Limits{MaxLine: limits.MaxEventBytes, MaxFileBytes: limits.MaxFileBytes, MaxReferenceBytes: limits.MaxReferenceBytes}
+	var noRuns, refused error
+	for _, p := range paths {
+		runs, streamed, err := streamFile(p, lim, eng, spill)
+		if err != nil {
+			return nil, nil, exitWith(exitBadInput, "%v", err)
+		}
+		if !streamed {
+			if runs, err = wholeFile(p, lim, eng, notes); err != nil {
+				return nil, nil, err
+			}
+		}
+		for _, r := range runs {
+			if r.err != nil && refused == nil {
+				refused = r.err
+			}
+			out = append(out, r.checkedRun)
+		}
+		if len(runs) == 0 && noRuns == nil {
+			noRuns = exitWith(exitBadInput, "%s: no events: a trace file holds at least one run", p)
+		}
+		prog.tick()
+	}
+	prog.clear()
+	if noRuns != nil {
+		return nil, nil, noRuns
+	}
+	if refused != nil {
+		return nil, nil, refused
+	}
+	if err := spill.w.Flush(); err != nil {
+		return nil, nil, fmt.Errorf("ponens check: spill file: %w", err)
+	}
+	return out, spill.close, nil
+}
+
+// liveRun is a run being read: its monitor Run, its verdict stream so
+// far, and where its events' JSON went in the spill file.
+type liveRun struct {
+	checkedRun
+	run     *monitor.Run
+	closing *schema.Event
+	chunks  []chunk
+	err     error // the monitor refused an event; nothing more is fed
+}
+
+// streamFile reads the event stream at p as it goes (tracefile.Scan),
+// feeding each run's monitor. streamed is false when p is to be read
+// whole.
+func streamFile(p string, lim tracefile.Limits, eng *monitor.Engine, spill *spill) (out []*liveRun, streamed bool, err error) {
+	byID := make(map[string]*liveRun)
+	streamed, err = tracefile.Scan(p, lim, func(ev *schema.Event) {
+		r := byID[ev.RunID]
+		if r == nil {
+			r = &liveRun{checkedRun: checkedRun{File: p, RunID: ev.RunID, Outcome: schema.OutcomeCanceled}, run: eng.NewRun(ev.RunID)}
+			byID[ev.RunID] = r
+			out = append(out, r)
+		}
+		if r.err != nil {
+			return
+		}
+		r.feed(ev, spill)
+	})
+	if err != nil || !streamed {
+		return nil, streamed, err
+	}
+	for _, r := range out {
+		if r.err == nil && !r.run.Ended() {
+			r.Stream = append(r.Stream, r.run.End()...)
+		}
+		r.Results = r.run.Results()
+		r.Encoded = spill.reader(r.chunks)
+	}
+	return out, true, nil
+}
+
+// feed gives ev to the run's monitor and writes its JSON to the spill.
+func (r *liveRun) feed(ev *schema.Event, spill *spill) {
+	vs, err := r.run.Add(ev)
+	if errors.Is(err, monitor.ErrEnded) {
+		r.err = exitWith(exitBadInput, "%s: run %s: event seq %d comes after the run ended with %s (seq %d)",
+			r.File, r.RunID, ev.Seq, r.closing.Type, r.closing.Seq)
+		return
+	} else if err != nil {
+		r.err = exitWith(exitBadInput, "%s: run %s: event seq %d: %v", r.File, r.RunID, ev.Seq, err)
+		return
+	}
+	r.Stream = append(r.Stream, vs...)
+	if ev.Type.IsTerminal() && r.closing == nil {
+		r.closing = &schema.Event{Type: ev.Type, Seq: ev.Seq}
+		r.Outcome = schema.RunOutcome([]schema.Event{*r.closing})
+	}
+	r.Count++
+	if r.err = spill.write(ev, &r.chunks); r.err != nil {
+		r.err = fmt.Errorf("ponens check: spill file: %w", r.err)
+	}
+}
+
+// wholeFile reads the trace file at p whole (readTraces) and monitors its
+// runs.
+func wholeFile(p string, lim tracefile.Limits, eng *monitor.Engine, notes io.Writer) ([]*liveRun, error) {
+	f, err := tracefile.ReadFile(p, lim)
+	if err != nil {
+		return nil, exitWith(exitBadInput, "%v", err)
+	}
+	for _, w := range f.Warnings {
+		fmt.Fprintf(notes, "warning: %v\n", w)
+	}
+	out := make([]*liveRun, len(f.Runs))
+	for i, r := range f.Runs {
+		nr := namedRun{Name: filepath.ToSlash(p), File: p, Run: r, Reference: f.Reference}
+		stream, results, err := monitorRun(eng, nr)
+		out[i] = &liveRun{checkedRun: checkedRun{File: p, RunID: r.ID, Stream: stream, Results: results, Implied: impliedEnd(r), Events: r.Events}, err: err}
+	}
+	return out, nil
+}
+
+// spill is a temporary file holding the JSON of the events read as a
+// stream, as the summary's content hash takes them, run by run in chunks.
+type spill struct {
+	f   *os.File
+	w   *bufio.Writer
+	enc *schema.EventHashWriter
+	off int64
+}
+
+// chunk is a stretch of the spill file holding consecutive events of one
+// run.
+type chunk struct{ off, n int64 }
+
+func newSpill() (*spill, error) {
+	f, err := os.CreateTemp("", "ponens-check-*.jsonl")
+	if err != nil {
+		return nil, fmt.Errorf("ponens check: spill file: %w", err)
+	}
+	s := &spill{f: f, w: bufio.NewWriterSize(f, 256<<10)}
+	s.enc = schema.NewEventHashWriter(countWriter{s})
+	return s, nil
+}
+
+// countWriter writes to the spill's buffer and counts the offset.
+type countWriter struct{ s *spill }
+
+func (c countWriter) Write(p []byte) (int, error) {
+	n, err := c.s.w.Write(p)
+	c.s.off += int64(n)
+	return n, err
+}
+
+// write appends ev's JSON, extending the run's last chunk when it ends
+// where ev starts.
+func (s *spill) write(ev *schema.Event, chunks *[]chunk) error {
+	start := s.off
+	if err := s.enc.Write(ev); err != nil {
+		return err
+	}
+	if n := len(*chunks); n > 0 && (*chunks)[n-1].off+(*chunks)[n-1].n == start {
+		(*chunks)[n-1].n += s.off - start
+		return nil
+	}
+	*chunks = append(*chunks, chunk{start, s.off - start})
+	return nil
+}
+
+// reader returns a function reading the chunks in order, once the spill
+// is flushed.
+func (s *spill) reader(chunks []chunk) func() io.Reader {
+	return func() io.Reader {
+		rs := make([]io.Reader, len(chunks))
+		for i, c := range chunks {
+			rs[i] = io.NewSectionReader(s.f, c.off, c.n)
+		}
+		return io.MultiReader(rs...)
+	}
+}
+
+// close removes the spill file.
+func (s *spill) close() {
+	s.f.Close()
+	os.Remove(s.f.Name())
+}
