@@ -97,38 +97,28 @@ func (f *SummaryFold) Rules() []RuleManifestEntry { return f.rules }
 // is recorded then. It returns the trace's column of the matrix.
 func (f *SummaryFold) Add(t TraceManifestEntry, events []Event, stream []VerdictEvent, results []string) ([]VerdictStatus, error) {
 	var buf bytes.Buffer
-	enc := NewEventHashWriter(&buf)
 	for i := range events {
-		if err := enc.Write(&events[i]); err != nil {
+		line, err := EncodeEventLine(&events[i])
+		if err != nil {
 			return nil, fmt.Errorf("trace %s: event %d: %w", t.ID, i+1, err)
 		}
+		buf.Write(line)
 	}
 	t.Events, t.Outcome = len(events), RunOutcome(events)
 	return f.AddEncoded(t, &buf, stream, results)
 }
 
-// EventHashWriter writes events as the content hash takes them: each
-// event's JSON and a newline. A trace read as a stream writes its events
-// with it as they come (to a spill file, say) and hands the bytes to
-// AddEncoded when the trace is complete.
-type EventHashWriter struct{ w io.Writer }
-
-// NewEventHashWriter writes to w.
-func NewEventHashWriter(w io.Writer) *EventHashWriter { return &EventHashWriter{w: w} }
-
-// Write writes ev's JSON and a newline.
-func (e *EventHashWriter) Write(ev *Event) error {
+// EncodeEventLine is an event as the content hash takes it: its JSON and
+// a newline. A trace read as a stream writes its events so as they come
+// (to a spill file, say) and hands the bytes to AddEncoded when the trace
+// is complete.
+func EncodeEventLine(ev *Event) ([]byte, error) {
 	b, err := json.Marshal(ev)
-	if err != nil {
-		return err
-	}
-	b = append(b, '\n')
-	_, err = e.w.Write(b)
-	return err
+	return append(b, '\n'), err
 }
 
 // AddEncoded is Add for a trace whose events are not held: t.Events and
-// t.Outcome are given, and events yields what an EventHashWriter wrote of
+// t.Outcome are given, and events yields the EncodeEventLine lines of
 // the trace's events. It refuses what Add refuses, before reading events;
 // an error reading events leaves the fold unusable.
 func (f *SummaryFold) AddEncoded(t TraceManifestEntry, events io.Reader, stream []VerdictEvent, results []string) ([]VerdictStatus, error) {

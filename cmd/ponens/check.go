@@ -298,8 +298,11 @@ type checkedRun struct {
 	Implied bool // a reference trace without an outcome, ended as completed
 	Events  []schema.Event
 	Encoded func() io.Reader
-	Count   int
-	Outcome schema.Outcome
+	// Verdicts, when set, yields the verdict stream as written; Stream
+	// then holds each rule's last verdict only.
+	Verdicts func() io.Reader
+	Count    int
+	Outcome  schema.Outcome
 }
 
 // runCheck monitors every run with its own Run of its engine (engines[i]
@@ -358,7 +361,11 @@ func writeCheck(rules []monitor.Rule, checked []checkedRun, outDir, verdictsDir 
 		}
 	}
 	for i, p := range places {
-		if err := file.WriteVerdicts(p.Verdicts, checked[i].Stream); err != nil {
+		write := func() error { return file.WriteVerdicts(p.Verdicts, checked[i].Stream) }
+		if checked[i].Verdicts != nil {
+			write = func() error { return file.WriteVerdictsFrom(p.Verdicts, checked[i].Verdicts()) }
+		}
+		if err := write(); err != nil {
 			return nil, fmt.Errorf("writing the verdict stream of %s: %w", p.ID, err)
 		}
 	}

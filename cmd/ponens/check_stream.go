@@ -7,35 +7,45 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/ponens/ponens/config"
 	"github.com/ponens/ponens/ingest/tracefile"
 	"github.com/ponens/ponens/monitor"
 	"github.com/ponens/ponens/schema"
+	"github.com/ponens/ponens/sink/file"
 )
 
 // streamChecks checks the trace files against eng as they are read: each
 // event of an event stream goes to its run's monitor as soon as its line
-// is decoded, and only the open runs' state, the verdict streams and a
-// spill file of the events' JSON (for the summary's content hash) remain.
+// is decoded, each verdict goes to a spill file as it is produced, and
+// only the runs' monitor state, each rule's last verdict per run and where
+// each run's events and verdicts are in the spill files remain in memory
+// (the events' JSON is kept for the summary's content hash).
 // A file that is not read as a stream (a reference trace) is read whole,
 // as readTraces does. Errors come in readTraces' order: the first
 // unreadable file, then a file without events, then the first run the
 // monitor refuses. The caller calls done when the results are written.
 func streamChecks(paths []string, limits config.TraceConfig, eng *monitor.Engine, notes io.Writer, prog *progress) (out []checkedRun, done func(), err error) {
-	spill, err := newSpill()
+	events, err := newSpill()
 	if err != nil {
 		return nil, nil, err
 	}
+	verdicts, err := newSpill()
+	if err != nil {
+		events.close()
+		return nil, nil, err
+	}
+	spills := &spills{events: events, verdicts: verdicts}
 	defer func() {
 		if err != nil {
-			spill.close()
+			spills.close()
 		}
 	}()
 	lim := tracefile.Limits{MaxLine: limits.MaxEventBytes, MaxFileBytes: limits.MaxFileBytes, MaxReferenceBytes: limits.MaxReferenceBytes}
 	var noRuns, refused error
 	for _, p := range paths {
-		runs, streamed, err := streamFile(p, lim, eng, spill)
+		runs, streamed, err := streamFile(p, lim, eng, spills)
 		if err != nil {
 			return nil, nil, exitWith(exitBadInput, "%v", err)
 		}
@@ -62,31 +72,70 @@ func streamChecks(paths []string, limits config.TraceConfig, eng *monitor.Engine
 	if refused != nil {
 		return nil, nil, refused
 	}
-	if err := spill.w.Flush(); err != nil {
-		return nil, nil, fmt.Errorf("ponens check: spill file: %w", err)
+	for _, s := range []*spill{spills.events, spills.verdicts} {
+		if err := s.w.Flush(); err != nil {
+			return nil, nil, fmt.Errorf("ponens check: spill file: %w", err)
+		}
 	}
-	return out, spill.close, nil
+	return out, spills.close, nil
 }
 
-// liveRun is a run being read: its monitor Run, its verdict stream so
-// far, and where its events' JSON went in the spill file.
+// liveRun is a run being read: its monitor Run, each rule's last verdict
+// so far, and where its events' and verdicts' JSON went in the spill
+// files.
 type liveRun struct {
 	checkedRun
-	run     *monitor.Run
-	closing *schema.Event
-	chunks  []chunk
-	err     error // the monitor refused an event; nothing more is fed
+	run      *monitor.Run
+	closing  *schema.Event
+	chunks   []chunk        // of the events spill
+	vchunks  []chunk        // of the verdicts spill
+	lastRule map[string]int // rule id → its verdict in Stream
+	err      error          // the monitor refused an event; nothing more is fed
+}
+
+// spills are the spill files of a streaming check.
+type spills struct{ events, verdicts *spill }
+
+func (s *spills) close() {
+	s.events.close()
+	s.verdicts.close()
+}
+
+// verdicts writes the verdicts to the verdict spill as they are produced
+// and keeps each rule's last one in Stream, which is all the summary reads
+// of a verdict stream.
+func (r *liveRun) verdicts(vs []schema.VerdictEvent, spill *spill) error {
+	for i := range vs {
+		line, err := file.EncodeVerdict(&vs[i])
+		if err != nil {
+			return err
+		}
+		if err := spill.write(line, &r.vchunks); err != nil {
+			return err
+		}
+		if j, ok := r.lastRule[vs[i].Rule.ID]; ok {
+			r.Stream = slices.Delete(r.Stream, j, j+1)
+			for id, k := range r.lastRule {
+				if k > j {
+					r.lastRule[id] = k - 1
+				}
+			}
+		}
+		r.lastRule[vs[i].Rule.ID] = len(r.Stream)
+		r.Stream = append(r.Stream, vs[i])
+	}
+	return nil
 }
 
 // streamFile reads the event stream at p as it goes (tracefile.Scan),
 // feeding each run's monitor. streamed is false when p is to be read
 // whole.
-func streamFile(p string, lim tracefile.Limits, eng *monitor.Engine, spill *spill) (out []*liveRun, streamed bool, err error) {
+func streamFile(p string, lim tracefile.Limits, eng *monitor.Engine, spill *spills) (out []*liveRun, streamed bool, err error) {
 	byID := make(map[string]*liveRun)
 	streamed, err = tracefile.Scan(p, lim, func(ev *schema.Event) {
 		r := byID[ev.RunID]
 		if r == nil {
-			r = &liveRun{checkedRun: checkedRun{File: p, RunID: ev.RunID, Outcome: schema.OutcomeCanceled}, run: eng.NewRun(ev.RunID)}
+			r = &liveRun{checkedRun: checkedRun{File: p, RunID: ev.RunID, Outcome: schema.OutcomeCanceled}, run: eng.NewRun(ev.RunID), lastRule: make(map[string]int)}
 			byID[ev.RunID] = r
 			out = append(out, r)
 		}
@@ -100,16 +149,19 @@ func streamFile(p string, lim tracefile.Limits, eng *monitor.Engine, spill *spil
 	}
 	for _, r := range out {
 		if r.err == nil && !r.run.Ended() {
-			r.Stream = append(r.Stream, r.run.End()...)
+			if err := r.verdicts(r.run.End(), spill.verdicts); err != nil {
+				r.err = fmt.Errorf("ponens check: spill file: %w", err)
+			}
 		}
 		r.Results = r.run.Results()
-		r.Encoded = spill.reader(r.chunks)
+		r.Encoded = spill.events.reader(r.chunks)
+		r.Verdicts = spill.verdicts.reader(r.vchunks)
 	}
 	return out, true, nil
 }
 
 // feed gives ev to the run's monitor and writes its JSON to the spill.
-func (r *liveRun) feed(ev *schema.Event, spill *spill) {
+func (r *liveRun) feed(ev *schema.Event, spill *spills) {
 	vs, err := r.run.Add(ev)
 	if errors.Is(err, monitor.ErrEnded) {
 		r.err = exitWith(exitBadInput, "%s: run %s: event seq %d comes after the run ended with %s (seq %d)",
@@ -119,13 +171,20 @@ func (r *liveRun) feed(ev *schema.Event, spill *spill) {
 		r.err = exitWith(exitBadInput, "%s: run %s: event seq %d: %v", r.File, r.RunID, ev.Seq, err)
 		return
 	}
-	r.Stream = append(r.Stream, vs...)
+	if err := r.verdicts(vs, spill.verdicts); err != nil {
+		r.err = fmt.Errorf("ponens check: spill file: %w", err)
+		return
+	}
 	if ev.Type.IsTerminal() && r.closing == nil {
 		r.closing = &schema.Event{Type: ev.Type, Seq: ev.Seq}
 		r.Outcome = schema.RunOutcome([]schema.Event{*r.closing})
 	}
 	r.Count++
-	if r.err = spill.write(ev, &r.chunks); r.err != nil {
+	line, err := schema.EncodeEventLine(ev)
+	if err == nil {
+		err = spill.events.write(line, &r.chunks)
+	}
+	if r.err = err; r.err != nil {
 		r.err = fmt.Errorf("ponens check: spill file: %w", r.err)
 	}
 }
@@ -154,7 +213,6 @@ func wholeFile(p string, lim tracefile.Limits, eng *monitor.Engine, notes io.Wri
 type spill struct {
 	f   *os.File
 	w   *bufio.Writer
-	enc *schema.EventHashWriter
 	off int64
 }
 
@@ -167,25 +225,16 @@ func newSpill() (*spill, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ponens check: spill file: %w", err)
 	}
-	s := &spill{f: f, w: bufio.NewWriterSize(f, 256<<10)}
-	s.enc = schema.NewEventHashWriter(countWriter{s})
-	return s, nil
+	return &spill{f: f, w: bufio.NewWriterSize(f, 256<<10)}, nil
 }
 
-// countWriter writes to the spill's buffer and counts the offset.
-type countWriter struct{ s *spill }
-
-func (c countWriter) Write(p []byte) (int, error) {
-	n, err := c.s.w.Write(p)
-	c.s.off += int64(n)
-	return n, err
-}
-
-// write appends ev's JSON, extending the run's last chunk when it ends
-// where ev starts.
-func (s *spill) write(ev *schema.Event, chunks *[]chunk) error {
+// write appends line, extending the run's last chunk when it ends where
+// line starts.
+func (s *spill) write(line []byte, chunks *[]chunk) error {
 	start := s.off
-	if err := s.enc.Write(ev); err != nil {
+	n, err := s.w.Write(line)
+	s.off += int64(n)
+	if err != nil {
 		return err
 	}
 	if n := len(*chunks); n > 0 && (*chunks)[n-1].off+(*chunks)[n-1].n == start {

@@ -38,7 +38,7 @@ type Trace struct {
 	// gives the outcome.
 	Events []schema.Event
 	// Encoded, when Events is nil, yields the run's events as a
-	// schema.EventHashWriter wrote them, for a run read as a stream
+	// schema.EncodeEventLine lines, for a run read as a stream
 	// whose events are not held; Count and Outcome then say how many
 	// there were and how the run ended.
 	Encoded io.Reader
@@ -156,16 +156,31 @@ func EncodeSummary(w io.Writer, s *schema.Summary) error {
 func WriteVerdicts(path string, stream []schema.VerdictEvent) error {
 	return writeFile(path, func(w io.Writer) error {
 		for i := range stream {
-			line, err := json.Marshal(stream[i])
+			line, err := EncodeVerdict(&stream[i])
 			if err != nil {
 				return fmt.Errorf("verdict %d: %w", i+1, err)
 			}
-			line = append(line, '\n')
 			if _, err := w.Write(line); err != nil {
 				return err
 			}
 		}
 		return nil
+	})
+}
+
+// EncodeVerdict is a verdict's line of a verdict stream, newline included,
+// as WriteVerdicts writes it.
+func EncodeVerdict(v *schema.VerdictEvent) ([]byte, error) {
+	line, err := json.Marshal(v)
+	return append(line, '\n'), err
+}
+
+// WriteVerdictsFrom writes the verdict stream r yields, lines EncodeVerdict
+// made, to path as WriteVerdicts does: whole or not at all.
+func WriteVerdictsFrom(path string, r io.Reader) error {
+	return writeFile(path, func(w io.Writer) error {
+		_, err := io.Copy(w, r)
+		return err
 	})
 }
 
