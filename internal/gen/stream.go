@@ -17,7 +17,8 @@ var streamActions = [...]string{
 
 // WriteStream writes an event stream of events events in total to w, as
 // runs runs interleaved round robin (run r0, r1, …): each run starts, then
-// cycles through a read, an edit, a test run and a commit, and finishes
+// cycles through a read, an edit, a test run and a commit (of 100 files
+// in turn), and finishes
 // with its last event. It is the input of the offline benchmarks: large,
 // valid and deterministic.
 func WriteStream(w io.Writer, runs, events int) error {
@@ -34,7 +35,7 @@ func WriteStream(w io.Writer, runs, events int) error {
 				fmt.Fprintf(bw, `{"v": 1, "runId": "r%d", "seq": %d, "ts": "%s", "type": "run.finish", "end": {"outcome": {"type": "ProcessCompleted"}}}`+"\n", r, seq, ts)
 			default:
 				a := streamActions[(i-1)%len(streamActions)]
-				fmt.Fprintf(bw, `{"v": 1, "runId": "r%d", "seq": %d, "ts": "%s", "type": "action", "action": {"id": %d, `+a+"}}\n", r, seq, ts, i, (i-1)/len(streamActions))
+				fmt.Fprintf(bw, `{"v": 1, "runId": "r%d", "seq": %d, "ts": "%s", "type": "action", "action": {"id": %d, `+a+"}}\n", r, seq, ts, i, (i-1)/len(streamActions)%100)
 			}
 		}
 	}
