@@ -63,7 +63,7 @@ cannot be listened on, 3 when NATS cannot be reached.`,
 				return err
 			}
 			defer nc.Close()
-			return orExit(exitUnavailable, runGateway(ctx, cfg, nc, js, log, cmd.ErrOrStderr()))
+			return orExit(exitUnavailable, runGateway(ctx, cfg, nc, js, gateway.NewMetrics(), log, cmd.ErrOrStderr()))
 		},
 	}
 	cmd.Flags().String("listen", "", "host:port to serve on (gateway.listen, default 127.0.0.1:8080)")
@@ -77,14 +77,13 @@ cannot be listened on, 3 when NATS cannot be reached.`,
 // their bounds (nats.limit_alarm).
 const limitCheckEvery = 10 * time.Second
 
-// runGateway serves the HTTP ingest gateway on gateway.listen until ctx
-// ends, then stops once the requests in progress are answered. It says
-// where it listens on announce.
-func runGateway(ctx context.Context, cfg config.Config, nc *nats.Conn, js natsjs.JetStream, log *slog.Logger, announce io.Writer) error {
+// runGateway serves the HTTP ingest gateway, with metrics at /metrics, on
+// gateway.listen until ctx ends, then stops once the requests in progress
+// are answered. It says where it listens on announce.
+func runGateway(ctx context.Context, cfg config.Config, nc *nats.Conn, js natsjs.JetStream, metrics *gateway.Metrics, log *slog.Logger, announce io.Writer) error {
 	subjects := streamConfig(cfg.NATS).Subjects()
 	pub := transport.NewPublisher(js, subjects, transport.PublisherOptions{})
 	defer pub.Close()
-	metrics := gateway.NewMetrics()
 	handler := gateway.New(gateway.Options{
 		MaxBodyBytes:   cfg.Gateway.MaxBodyBytes,
 		MaxEventBytes:  cfg.Trace.MaxEventBytes,

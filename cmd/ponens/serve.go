@@ -22,6 +22,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/ponens/ponens/config"
+	"github.com/ponens/ponens/ingest/gateway"
 	"github.com/ponens/ponens/internal/fleet"
 	"github.com/ponens/ponens/monitor/worker"
 	"github.com/ponens/ponens/policy/ruleset"
@@ -128,7 +129,8 @@ nats.store_dir pick their role's seed up (docs/security.md).`,
 				return exitWith(exitBadInput, "ponens serve: %v", err)
 			}
 			defer rw.close()
-			storeRun, closeStore, err := serveStore(cmd, cfg, log, out)
+			metrics := gateway.NewMetrics() // the gateway's and the sink's, at the gateway's /metrics
+			storeRun, closeStore, err := serveStore(cmd, cfg, metrics.Registerer(), log, out)
 			if err != nil {
 				return err
 			}
@@ -163,7 +165,7 @@ nats.store_dir pick their role's seed up (docs/security.md).`,
 			fmt.Fprintf(out, "rules     %d loaded, %s\n", len(set.Rules), rw.what())
 			g, gctx := errgroup.WithContext(ctx)
 			gwc, gwjs := parts[transport.RoleGateway], newJetStream(parts[transport.RoleGateway])
-			g.Go(func() error { return runGateway(gctx, cfg, gwc, gwjs, log, out) })
+			g.Go(func() error { return runGateway(gctx, cfg, gwc, gwjs, metrics, log, out) })
 			host, _ := os.Hostname()
 			var ws []*worker.Worker
 			wc, wjs := parts[transport.RoleWorker], newJetStream(parts[transport.RoleWorker])

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bufio"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // serveUntil runs `ponens serve` with the example rules in dir, with env
@@ -89,4 +92,42 @@ func TestServeWithoutEngine(t *testing.T) {
 	if n := len(warn.FindAllString(errOut, -1)); n != 1 {
 		t.Errorf("want one log line saying how to install the engine, got %d:\n%s", n, errOut)
 	}
+}
+
+// TestServeMetrics: the gateway of `ponens serve` serves the sink's
+// metrics beside its own at /metrics: after a publish, the events counted
+// stored by the gateway and the rows the sink committed from both streams.
+func TestServeMetrics(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs ponens serve")
+	}
+	work := t.TempDir()
+	url, gatewayAddr, errOut := startServe(t, work)
+	traces, _ := filepath.Abs("../../examples/traces")
+	if r := runBinary(t, work, nil, "publish", "--url", url, traces); r.code != 0 {
+		t.Fatalf("publish: exit %d %s", r.code, r.stderr)
+	}
+	want := []*regexp.Regexp{
+		regexp.MustCompile(`(?m)^ponens_store_rows_total\{stream="verdicts"\} [1-9]`),
+		regexp.MustCompile(`(?m)^ponens_store_rows_total\{stream="events"\} [1-9]`),
+		regexp.MustCompile(`(?m)^ponens_stream_messages\{stream="EVENTS"\} `),
+	}
+	var text string
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		resp, err := http.Get("http://" + gatewayAddr + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		text = string(data)
+		missing := false
+		for _, re := range want {
+			missing = missing || !re.MatchString(text)
+		}
+		if !missing {
+			return
+		}
+	}
+	t.Errorf("/metrics lacks the sink's rows or the streams' gauges:\n%s\nserve:\n%s", text, errOut.String())
 }

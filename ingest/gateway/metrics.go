@@ -50,6 +50,10 @@ func NewMetrics() *Metrics {
 	return m
 }
 
+// Registerer is where other parts of the same process (the sink inside
+// `ponens serve`) register their metrics, served at the same /metrics.
+func (m *Metrics) Registerer() prometheus.Registerer { return m.reg }
+
 // ObserveStreams sets the stream gauges from a reading of transport.Usage;
 // transport.WatchLimits calls it at each reading.
 func (m *Metrics) ObserveStreams(us []transport.StreamUsage) {
