@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -73,11 +74,13 @@ parse or cannot be monitored, or a trace that cannot be read.`,
 			if failOn != "violated" && failOn != "unresolved" {
 				return exitWith(exitBadInput, "ponens: --fail-on %q: expected violated or unresolved", failOn)
 			}
-			var given *monitor.Engine // the engine of --rules and --formula, if given
+			var given *monitor.Engine     // the engine of --rules and --formula, if given
+			var engines []*monitor.Engine // given, and one more per further goroutine
 			if rf.given() {
-				if given, err = loadEngine(&rf, cfg.Rules, cfg.Rules.Enforce); err != nil {
+				if engines, err = loadEngines(&rf, cfg.Rules, cfg.Rules.Enforce, min(runtime.GOMAXPROCS(0), len(args))); err != nil {
 					return err
 				}
+				given = engines[0]
 			}
 			if args, err = traceFiles(args, cmd.ErrOrStderr()); err != nil {
 				return err
@@ -91,7 +94,7 @@ parse or cannot be monitored, or a trace that cannot be read.`,
 			var res *checkResult
 			if given != nil && storeDir == "" {
 				// Event streams are read as they go: memory does not grow with them.
-				checked, done, err := streamChecks(args, cfg.Trace, given, cmd.ErrOrStderr(), newProgress(cmd.ErrOrStderr(), len(args), progressMin, "checking", "files"))
+				checked, done, err := streamChecks(args, cfg.Trace, engines, cmd.ErrOrStderr(), newProgress(cmd.ErrOrStderr(), len(args), progressMin, "checking", "files"))
 				if err != nil {
 					return err
 				}
@@ -173,15 +176,28 @@ func failed(s *schema.Summary, failOn string) bool {
 
 // loadEngine builds the engine of the rules of --rules and --formula.
 func loadEngine(rf *ruleFlags, rc config.RulesConfig, enforce bool) (*monitor.Engine, error) {
+	engines, err := loadEngines(rf, rc, enforce, 1)
+	if err != nil {
+		return nil, err
+	}
+	return engines[0], nil
+}
+
+// loadEngines builds n engines of the rules of --rules and --formula, one
+// for each goroutine that monitors runs (an Engine serves one at a time).
+func loadEngines(rf *ruleFlags, rc config.RulesConfig, enforce bool, n int) ([]*monitor.Engine, error) {
 	set, err := rf.load(rc, enforce)
 	if err != nil {
 		return nil, err
 	}
-	eng, errs := monitor.NewEngine(set)
-	if len(errs) > 0 {
-		return nil, exitWith(exitBadInput, "%s", compileProblems(set, errs))
+	engines := make([]*monitor.Engine, max(n, 1))
+	for i := range engines {
+		var errs []error
+		if engines[i], errs = monitor.NewEngine(set); len(errs) > 0 {
+			return nil, exitWith(exitBadInput, "%s", compileProblems(set, errs))
+		}
 	}
-	return eng, nil
+	return engines, nil
 }
 
 // runEngines gives each run the engine it is checked with, and the rules

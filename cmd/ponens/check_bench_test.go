@@ -9,6 +9,7 @@ import (
 
 	"github.com/ponens/ponens/config"
 	"github.com/ponens/ponens/internal/gen"
+	"github.com/ponens/ponens/monitor"
 )
 
 // BenchmarkCheckStream is `ponens check --rules R` on a generated event
@@ -38,7 +39,7 @@ func BenchmarkCheckStream(b *testing.B) {
 			}
 			b.Run(fmt.Sprintf("rules=%d/events=%d", len(eng.Rules()), n), func(b *testing.B) {
 				for b.Loop() {
-					checked, done, err := streamChecks([]string{p}, config.TraceConfig{}, eng, io.Discard, newProgress(io.Discard, 1, progressMin, "", ""))
+					checked, done, err := streamChecks([]string{p}, config.TraceConfig{}, []*monitor.Engine{eng}, io.Discard, newProgress(io.Discard, 1, progressMin, "", ""))
 					if err != nil {
 						b.Fatal(err)
 					}

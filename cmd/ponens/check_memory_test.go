@@ -11,6 +11,7 @@ import (
 
 	"github.com/ponens/ponens/config"
 	"github.com/ponens/ponens/internal/gen"
+	"github.com/ponens/ponens/monitor"
 )
 
 // peakHeap runs f while sampling the heap, and returns the most heap in
@@ -70,7 +71,7 @@ func TestCheckMemoryFlat(t *testing.T) {
 		sizes[i] = st.Size()
 		f.Close()
 		peaks[i] = peakHeap(func() {
-			checked, done, err := streamChecks([]string{p}, config.TraceConfig{}, eng, io.Discard, newProgress(io.Discard, 1, progressMin, "", ""))
+			checked, done, err := streamChecks([]string{p}, config.TraceConfig{}, []*monitor.Engine{eng}, io.Discard, newProgress(io.Discard, 1, progressMin, "", ""))
 			if err != nil {
 				t.Fatal(err)
 			}

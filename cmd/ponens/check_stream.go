@@ -2,12 +2,14 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 
 	"github.com/ponens/ponens/config"
 	"github.com/ponens/ponens/ingest/tracefile"
@@ -26,7 +28,11 @@ import (
 // as readTraces does. Errors come in readTraces' order: the first
 // unreadable file, then a file without events, then the first run the
 // monitor refuses. The caller calls done when the results are written.
-func streamChecks(paths []string, limits config.TraceConfig, eng *monitor.Engine, notes io.Writer, prog *progress) (out []checkedRun, done func(), err error) {
+//
+// Files are read by a goroutine per engine of the rules (engines, built
+// alike: an Engine serves one goroutine) at once; what comes out (runs,
+// notes, errors) is in the order of paths, as one goroutine gives.
+func streamChecks(paths []string, limits config.TraceConfig, engines []*monitor.Engine, notes io.Writer, prog *progress) (out []checkedRun, done func(), err error) {
 	events, err := newSpill()
 	if err != nil {
 		return nil, nil, err
@@ -43,29 +49,39 @@ func streamChecks(paths []string, limits config.TraceConfig, eng *monitor.Engine
 		}
 	}()
 	lim := tracefile.Limits{MaxLine: limits.MaxEventBytes, MaxFileBytes: limits.MaxFileBytes, MaxReferenceBytes: limits.MaxReferenceBytes}
+	var tick sync.Mutex // the bar is drawn by one goroutine at a time
+	files := checkFiles(paths, len(engines), func(w int, p string) fileChecked {
+		eng := engines[w]
+		var fc fileChecked
+		var streamed bool
+		fc.runs, streamed, fc.err = streamFile(p, lim, eng, spills)
+		if fc.err != nil {
+			fc.err = exitWith(exitBadInput, "%v", fc.err)
+		} else if !streamed {
+			fc.runs, fc.err = wholeFile(p, lim, eng, &fc.notes)
+		}
+		tick.Lock()
+		prog.tick()
+		tick.Unlock()
+		return fc
+	})
+	prog.clear()
 	var noRuns, refused error
-	for _, p := range paths {
-		runs, streamed, err := streamFile(p, lim, eng, spills)
-		if err != nil {
-			return nil, nil, exitWith(exitBadInput, "%v", err)
+	for i, fc := range files {
+		if fc.err != nil {
+			return nil, nil, fc.err
 		}
-		if !streamed {
-			if runs, err = wholeFile(p, lim, eng, notes); err != nil {
-				return nil, nil, err
-			}
-		}
-		for _, r := range runs {
+		notes.Write(fc.notes.Bytes())
+		for _, r := range fc.runs {
 			if r.err != nil && refused == nil {
 				refused = r.err
 			}
 			out = append(out, r.checkedRun)
 		}
-		if len(runs) == 0 && noRuns == nil {
-			noRuns = exitWith(exitBadInput, "%s: no events: a trace file holds at least one run", p)
+		if len(fc.runs) == 0 && noRuns == nil {
+			noRuns = exitWith(exitBadInput, "%s: no events: a trace file holds at least one run", paths[i])
 		}
-		prog.tick()
 	}
-	prog.clear()
 	if noRuns != nil {
 		return nil, nil, noRuns
 	}
@@ -78,6 +94,36 @@ func streamChecks(paths []string, limits config.TraceConfig, eng *monitor.Engine
 		}
 	}
 	return out, spills.close, nil
+}
+
+// fileChecked is what reading one file gave.
+type fileChecked struct {
+	runs  []*liveRun
+	notes bytes.Buffer // warnings, written out in file order
+	err   error
+}
+
+// checkFiles calls check on every path, on up to workers goroutines (w is
+// the goroutine's number), and returns the results in the order of paths.
+func checkFiles(paths []string, workers int, check func(w int, path string) fileChecked) []fileChecked {
+	out := make([]fileChecked, len(paths))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := range max(1, min(workers, len(paths))) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				out[i] = check(w, paths[i])
+			}
+		}()
+	}
+	for i := range paths {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return out
 }
 
 // liveRun is a run being read: its monitor Run, each rule's last verdict
@@ -211,6 +257,7 @@ func wholeFile(p string, lim tracefile.Limits, eng *monitor.Engine, notes io.Wri
 // spill is a temporary file holding the JSON of the events read as a
 // stream, as the summary's content hash takes them, run by run in chunks.
 type spill struct {
+	mu  sync.Mutex // files are read concurrently
 	f   *os.File
 	w   *bufio.Writer
 	off int64
@@ -231,6 +278,8 @@ func newSpill() (*spill, error) {
 // write appends line, extending the run's last chunk when it ends where
 // line starts.
 func (s *spill) write(line []byte, chunks *[]chunk) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	start := s.off
 	n, err := s.w.Write(line)
 	s.off += int64(n)

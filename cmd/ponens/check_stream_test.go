@@ -36,17 +36,19 @@ func streamTestTraces(t *testing.T) []string {
 	return out
 }
 
-// TestCheckStreamingMatchesWhole checks every test trace, one at a time,
-// reading event streams as they go (streamChecks) and whole (checkWhole),
+// TestCheckStreamingMatchesWhole checks every test trace, all at once and
+// one at a time, reading event streams as they go (streamChecks, on one
+// goroutine and on four) and whole (checkWhole),
 // with one rule and with the 20 pure rules, and compares summary.json and
 // every verdict stream byte for byte.
 func TestCheckStreamingMatchesWhole(t *testing.T) {
 	for _, rules := range []string{"testdata/check/rules.yaml", "../../monitor/testdata/pure20.yaml"} {
 		rf := ruleFlags{rules: []string{rules}}
-		eng, err := loadEngine(&rf, config.RulesConfig{}, false)
+		engs, err := loadEngines(&rf, config.RulesConfig{}, false, 4)
 		if err != nil {
 			t.Fatal(err)
 		}
+		eng := engs[0]
 		all := streamTestTraces(t)
 		sets := [][]string{all} // every trace in one check, then each alone
 		for _, tr := range all {
@@ -58,13 +60,13 @@ func TestCheckStreamingMatchesWhole(t *testing.T) {
 				name = "all"
 			}
 			ok := t.Run(filepath.Base(rules)+"/"+name, func(t *testing.T) {
-				var outs [2]string
+				var outs [3]string // streaming, whole, streaming on 4 goroutines
 				for i := range outs {
 					outs[i] = t.TempDir()
 					var err error
 					var res *checkResult
-					if i == 0 {
-						checked, done, err := streamChecks(trs, config.TraceConfig{}, eng, io.Discard, newProgress(io.Discard, 1, progressMin, "", ""))
+					if i != 1 {
+						checked, done, err := streamChecks(trs, config.TraceConfig{}, engs[:1+3*(i/2)], io.Discard, newProgress(io.Discard, 1, progressMin, "", ""))
 						if err != nil {
 							t.Fatal(err)
 						}
@@ -78,6 +80,7 @@ func TestCheckStreamingMatchesWhole(t *testing.T) {
 					}
 				}
 				same(t, outs[0], outs[1])
+				same(t, outs[0], outs[2])
 			})
 			if !ok {
 				return
