@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -231,5 +233,77 @@ func TestSinkRollbackRedelivers(t *testing.T) {
 	}
 	if got, want := counts(t, "sk-fail"), fmt.Sprintf("%d\t%d\t3\t3", events, verdicts); got != want {
 		t.Fatalf("counts: %q, want %q", got, want)
+	}
+}
+
+// outage is a store that refuses every commit while down is set.
+type outage struct {
+	st   sink.Appendable
+	down atomic.Bool
+}
+
+func (o *outage) Appender() sink.Appender { return &outageApp{Appender: o.st.Appender(), o: o} }
+
+type outageApp struct {
+	sink.Appender
+	o *outage
+}
+
+func (a *outageApp) Commit() error {
+	if a.o.down.Load() {
+		return fmt.Errorf("the store is down (a test)")
+	}
+	return a.Appender.Commit()
+}
+
+// The store goes down while events and verdicts keep coming: nothing is
+// stored and nothing acknowledged meanwhile (the sink retries the batch it
+// holds; the streams keep the rest), and once the store is back every
+// message is stored once: the counts are exact.
+func TestSinkStoreOutage(t *testing.T) {
+	js := startStreams(t)
+	o := &outage{st: chdb.NewStore(engine)}
+	stats := new(sink.Stats)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- sink.FromStreams(ctx, js, subjects, o, sink.Options{BatchRows: 20, FlushEvery: 50 * time.Millisecond, RetryAfter: 20 * time.Millisecond,
+			Stats: stats, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	}()
+	defer func() { cancel(); <-done }()
+	waitRows := func(what string, n int) {
+		t.Helper()
+		for deadline := time.Now().Add(30 * time.Second); stats.Rows.Load() < uint64(n); time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %d rows stored, want %d", what, stats.Rows.Load(), n)
+			}
+		}
+	}
+	e1, v1 := publishRuns(t, js, "sk-out", 3, 4)
+	waitRows("before the outage", e1+v1)
+
+	o.down.Store(true)
+	retries := stats.Retries.Load()
+	e2, v2 := publishRuns(t, js, "sk-out2", 4, 5)
+	for deadline := time.Now().Add(10 * time.Second); stats.Retries.Load() < retries+3; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the sink did not retry while the store was down (%d retries)", stats.Retries.Load())
+		}
+	}
+	time.Sleep(300 * time.Millisecond)
+	if got := stats.Rows.Load(); got != uint64(e1+v1) {
+		t.Fatalf("%d rows counted stored while the store was down, want %d", got, e1+v1)
+	}
+	o.down.Store(false)
+	waitRows("after the outage", e1+v1+e2+v2)
+	time.Sleep(200 * time.Millisecond) // a row stored twice would show now
+	if got, want := counts(t, "sk-out2"), fmt.Sprintf("%d\t%d\t4\t4", e2, v2); got != want {
+		t.Errorf("counts of what came during the outage: %q, want %q", got, want)
+	}
+	if got, want := counts(t, "sk-out"), fmt.Sprintf("%d\t%d\t3\t3", e1, v1); got != want {
+		t.Errorf("counts of what came before: %q, want %q", got, want)
+	}
+	if got := stats.Rows.Load(); got != uint64(e1+v1+e2+v2) {
+		t.Errorf("%d rows stored, want %d", got, e1+v1+e2+v2)
 	}
 }

@@ -56,7 +56,7 @@ gateway:
 	root := newRootCommand()
 	root.SetOut(&stdout)
 	root.SetErr(&stderr)
-	root.SetArgs([]string{"serve", "--config", serveCfg, "--rules", "../../examples/rules", "--workers", "1"})
+	root.SetArgs([]string{"serve", "--config", serveCfg, "--rules", "../../examples/rules", "--workers", "1", "--no-store"})
 	done := make(chan error, 1)
 	go func() { done <- root.ExecuteContext(ctx) }()
 	defer func() {
