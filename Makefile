@@ -65,8 +65,8 @@ fuzz:
 	done
 	$(GO) test ./monitor/ -run TestDifferential -diff.cases=$(DIFF_CASES) -count=1
 
-## run: build, start `ponens serve` (embedded NATS JetStream, workers, alerts) with a demo fleet; Ctrl-C stops
-run: build
+## run: install the embedded ClickHouse engine if missing, build, start `ponens serve` (embedded NATS JetStream and ClickHouse store, workers, alerts) with a demo fleet; Ctrl-C stops
+run: chdb build
 	$(BIN) serve --rules examples/rules --demo
 
 ## check-examples: check the bundled example traces against the example rules, offline

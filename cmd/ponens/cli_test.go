@@ -273,6 +273,11 @@ func TestCLIExitCodes(t *testing.T) {
 		{name: "bench built-in rules", args: []string{"bench", "--duration", "1s", "--runs", "20", "--rate", "200"}, want: "(the built-in examples)"},
 		{name: "bench service down", args: []string{"bench", "--url", down}, code: 3, want: "ponens bench: connect to " + down},
 
+		{name: "trace symbols", args: []string{"trace", "symbols", ex("record/payments.json")}, want: "6 symbols: 2 fresh, 1 out of date (M), 3 unknown (?)"},
+		{name: "trace symbol unknown", args: []string{"trace", "symbol", ex("record/payments.json"), "nosuch", "--json"}, want: `{"symbol":"nosuch","known":false}`},
+		{name: "trace symbol bad where", args: []string{"trace", "symbol", ex("record/payments.json"), "step", "--where", ""}, code: 2, want: "ponens trace symbol: --where"},
+		{name: "trace symbols missing trace", args: []string{"trace", "symbols", "nope.json"}, code: 2, want: "ponens trace symbols: nope.json"},
+		{name: "trace symbol no symbol", args: []string{"trace", "symbol", ex("record/payments.json")}, code: 2, want: "ponens trace symbol: "},
 		{name: "sql", args: []string{"sql", "--store", store, "SELECT count() AS n FROM verdicts"}, want: "│ 0 │"},
 		{name: "sql json", args: []string{"sql", "--store", store, "--format", "json", "SELECT 1 AS a"}, want: `{"a":1}`},
 		{name: "sql refuses writes", args: []string{"sql", "--store", store, "DROP TABLE verdicts"}, code: 2, want: "ponens sql: clickhouse: Code: 164"},

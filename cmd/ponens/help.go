@@ -38,7 +38,7 @@ func setHelp(root *cobra.Command) {
 var placeholders = map[string]string{
 	"url": "URL", "rules": "PATH", "formula": "FORMULA", "id": "ID", "out": "DIR",
 	"dir": "DIR", "listen": "ADDR", "http": "ADDR", "data": "DIR", "prefix": "PREFIX",
-	"run": "ID", "history": "TRACE", "mode": "MODE", "name": "NAME", "token": "TOKEN",
+	"run": "ID", "history": "TRACE", "cwd": "DIR", "where": "EXPR", "mode": "MODE", "name": "NAME", "token": "TOKEN",
 	"agent": "ID", "cpuprofile": "FILE", "memprofile": "FILE", "samples": "FILE",
 }
 

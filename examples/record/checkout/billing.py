@@ -1,0 +1,2 @@
+def invoice_total(items):
+    return sum(i.price * i.quantity for i in items)
