@@ -32,13 +32,22 @@ const DefaultMaxLine = 1 << 20
 // and, when some did not, a DecodeErrors with every problem (up to 100)
 // sorted by line and column.
 func DecodeJSONL(name string, r io.Reader, maxLine int) ([]Event, error) {
+	var events []Event
+	err := ScanJSONL(name, r, maxLine, func(ev *Event) { events = append(events, *ev) })
+	return events, err
+}
+
+// ScanJSONL is DecodeJSONL that hands each event that passed every check
+// to fn, in file order, as soon as its line is read, instead of keeping
+// them: memory does not grow with the stream, only with the number of its
+// runs. fn must not keep ev, which is reused. The error is DecodeJSONL's.
+func ScanJSONL(name string, r io.Reader, maxLine int, fn func(ev *Event)) error {
 	if maxLine <= 0 {
 		maxLine = DefaultMaxLine
 	}
 	errs := errorList{file: name}
 	runs := make(map[string]*runOrder)
-	var events []Event
-	br := bufio.NewReader(r)
+	br := bufio.NewReaderSize(r, 64<<10)
 	for n := 1; !errs.full(); n++ {
 		line, tooLong, err := readLine(br, maxLine)
 		if err != nil && err != io.EOF {
@@ -64,14 +73,14 @@ func DecodeJSONL(name string, r io.Reader, maxLine int) ([]Event, error) {
 				errs.add(n, p.off+1, p.err)
 			}
 			if len(problems) == 0 {
-				events = append(events, ev)
+				fn(&ev)
 			}
 		}
 		if err == io.EOF {
 			break
 		}
 	}
-	return events, errs.err()
+	return errs.err()
 }
 
 // readLine reads one line without its end-of-line bytes. It reports a line

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash"
+	"io"
 	"slices"
 )
 
@@ -95,6 +96,32 @@ func (f *SummaryFold) Rules() []RuleManifestEntry { return f.rules }
 // verdict about another run, an unknown rule or an unknown status; nothing
 // is recorded then. It returns the trace's column of the matrix.
 func (f *SummaryFold) Add(t TraceManifestEntry, events []Event, stream []VerdictEvent, results []string) ([]VerdictStatus, error) {
+	var buf bytes.Buffer
+	for i := range events {
+		line, err := EncodeEventLine(&events[i])
+		if err != nil {
+			return nil, fmt.Errorf("trace %s: event %d: %w", t.ID, i+1, err)
+		}
+		buf.Write(line)
+	}
+	t.Events, t.Outcome = len(events), RunOutcome(events)
+	return f.AddEncoded(t, &buf, stream, results)
+}
+
+// EncodeEventLine is an event as the content hash takes it: its JSON and
+// a newline. A trace read as a stream writes its events so as they come
+// (to a spill file, say) and hands the bytes to AddEncoded when the trace
+// is complete.
+func EncodeEventLine(ev *Event) ([]byte, error) {
+	b, err := json.Marshal(ev)
+	return append(b, '\n'), err
+}
+
+// AddEncoded is Add for a trace whose events are not held: t.Events and
+// t.Outcome are given, and events yields the EncodeEventLine lines of
+// the trace's events. It refuses what Add refuses, before reading events;
+// an error reading events leaves the fold unusable.
+func (f *SummaryFold) AddEncoded(t TraceManifestEntry, events io.Reader, stream []VerdictEvent, results []string) ([]VerdictStatus, error) {
 	if t.ID == "" || f.ids[t.ID] {
 		return nil, fmt.Errorf("trace id %q is empty or already taken", t.ID)
 	}
@@ -104,21 +131,13 @@ func (f *SummaryFold) Add(t TraceManifestEntry, events []Event, stream []Verdict
 	if err := f.CheckStream(t.ID, t.RunID, stream); err != nil {
 		return nil, err
 	}
-	var buf bytes.Buffer
 	name, _ := json.Marshal(t.ID)
-	buf.Write(name)
-	buf.WriteByte('\n')
-	for i := range events {
-		ev, err := json.Marshal(&events[i])
-		if err != nil {
-			return nil, fmt.Errorf("trace %s: event %d: %w", t.ID, i+1, err)
-		}
-		buf.Write(ev)
-		buf.WriteByte('\n')
+	f.hash.Write(name)
+	f.hash.Write([]byte("\n"))
+	if _, err := io.Copy(f.hash, events); err != nil {
+		return nil, fmt.Errorf("trace %s: reading its events: %w", t.ID, err)
 	}
-	f.hash.Write(buf.Bytes())
 	f.ids[t.ID] = true
-	t.Events, t.Outcome = len(events), RunOutcome(events)
 	f.traces = append(f.traces, t)
 	final := Fold(stream)
 	col := make([]VerdictStatus, len(f.rules))

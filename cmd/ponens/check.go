@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -73,11 +74,13 @@ parse or cannot be monitored, or a trace that cannot be read.`,
 			if failOn != "violated" && failOn != "unresolved" {
 				return exitWith(exitBadInput, "ponens: --fail-on %q: expected violated or unresolved", failOn)
 			}
-			var given *monitor.Engine // the engine of --rules and --formula, if given
+			var given *monitor.Engine     // the engine of --rules and --formula, if given
+			var engines []*monitor.Engine // given, and one more per further goroutine
 			if rf.given() {
-				if given, err = loadEngine(&rf, cfg.Rules, cfg.Rules.Enforce); err != nil {
+				if engines, err = loadEngines(&rf, cfg.Rules, cfg.Rules.Enforce, min(runtime.GOMAXPROCS(0), len(args))); err != nil {
 					return err
 				}
+				given = engines[0]
 			}
 			if args, err = traceFiles(args, cmd.ErrOrStderr()); err != nil {
 				return err
@@ -88,25 +91,20 @@ parse or cannot be monitored, or a trace that cannot be read.`,
 			if err := distinctFiles(args); err != nil {
 				return err
 			}
-			runs, err := readTraces(args, cfg.Trace, cmd.ErrOrStderr())
-			if err != nil {
-				return exitWith(exitBadInput, "%v", err)
-			}
-			if err := everyFileHasRuns(args, runs); err != nil {
-				return err
-			}
-			rules, engines, err := runEngines(given, runs, cfg.Rules.HighStakesPaths, cfg.Rules.Enforce, cmd.ErrOrStderr())
-			if err != nil {
-				return err
-			}
-			res, err := runCheck(rules, engines, runs, outDir, verdictsDir, newProgress(cmd.ErrOrStderr(), len(runs), progressMin, "checking", "traces"))
-			if err != nil {
-				return err
-			}
-			if storeDir != "" {
-				if err := storeCheck(cfg.Store.Lib, storeDir, runs, res.streams); err != nil {
+			var res *checkResult
+			if given != nil && storeDir == "" {
+				// Event streams are read as they go: memory does not grow with them.
+				checked, done, err := streamChecks(args, cfg.Trace, engines, cmd.ErrOrStderr(), newProgress(cmd.ErrOrStderr(), len(args), progressMin, "checking", "files"))
+				if err != nil {
 					return err
 				}
+				res, err = writeCheck(given.Rules(), checked, outDir, verdictsDir)
+				done()
+				if err != nil {
+					return err
+				}
+			} else if res, err = checkWhole(given, args, &cfg, outDir, verdictsDir, storeDir, cmd.ErrOrStderr()); err != nil {
+				return err
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {
@@ -133,6 +131,33 @@ parse or cannot be monitored, or a trace that cannot be read.`,
 	return cmd
 }
 
+// checkWhole checks the trace files read whole: each reference trace
+// against its own policies when given is nil, and with storeDir the
+// events and verdicts also go into the store.
+func checkWhole(given *monitor.Engine, args []string, cfg *config.Config, outDir, verdictsDir, storeDir string, notes io.Writer) (*checkResult, error) {
+	runs, err := readTraces(args, cfg.Trace, notes)
+	if err != nil {
+		return nil, exitWith(exitBadInput, "%v", err)
+	}
+	if err := everyFileHasRuns(args, runs); err != nil {
+		return nil, err
+	}
+	rules, engines, err := runEngines(given, runs, cfg.Rules.HighStakesPaths, cfg.Rules.Enforce, notes)
+	if err != nil {
+		return nil, err
+	}
+	res, err := runCheck(rules, engines, runs, outDir, verdictsDir, newProgress(notes, len(runs), progressMin, "checking", "traces"))
+	if err != nil {
+		return nil, err
+	}
+	if storeDir != "" {
+		if err := storeCheck(cfg.Store.Lib, storeDir, runs, res.streams); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
 // failed reports whether a check exits 1: a cell is violated or a result
 // fail (an open obligation that finite-trace semantics call false is a
 // failure even when the stream ended unresolved), or, with --fail-on
@@ -151,15 +176,28 @@ func failed(s *schema.Summary, failOn string) bool {
 
 // loadEngine builds the engine of the rules of --rules and --formula.
 func loadEngine(rf *ruleFlags, rc config.RulesConfig, enforce bool) (*monitor.Engine, error) {
+	engines, err := loadEngines(rf, rc, enforce, 1)
+	if err != nil {
+		return nil, err
+	}
+	return engines[0], nil
+}
+
+// loadEngines builds n engines of the rules of --rules and --formula, one
+// for each goroutine that monitors runs (an Engine serves one at a time).
+func loadEngines(rf *ruleFlags, rc config.RulesConfig, enforce bool, n int) ([]*monitor.Engine, error) {
 	set, err := rf.load(rc, enforce)
 	if err != nil {
 		return nil, err
 	}
-	eng, errs := monitor.NewEngine(set)
-	if len(errs) > 0 {
-		return nil, exitWith(exitBadInput, "%s", compileProblems(set, errs))
+	engines := make([]*monitor.Engine, max(n, 1))
+	for i := range engines {
+		var errs []error
+		if engines[i], errs = monitor.NewEngine(set); len(errs) > 0 {
+			return nil, exitWith(exitBadInput, "%s", compileProblems(set, errs))
+		}
 	}
-	return eng, nil
+	return engines, nil
 }
 
 // runEngines gives each run the engine it is checked with, and the rules
@@ -265,19 +303,52 @@ type checkResult struct {
 	implied []string
 }
 
+// checkedRun is one run after the monitor saw it: its verdict stream and
+// results, and its events, held (Events) or, for a run read as a stream,
+// encoded for the summary's content hash (Encoded, Count, Outcome).
+type checkedRun struct {
+	File    string
+	RunID   string
+	Stream  []schema.VerdictEvent
+	Results []monitor.Result
+	Implied bool // a reference trace without an outcome, ended as completed
+	Events  []schema.Event
+	Encoded func() io.Reader
+	// Verdicts, when set, yields the verdict stream as written; Stream
+	// then holds each rule's last verdict only.
+	Verdicts func() io.Reader
+	Count    int
+	Outcome  schema.Outcome
+}
+
 // runCheck monitors every run with its own Run of its engine (engines[i]
-// for runs[i]), lists its results against rules, then writes each
-// verdict stream beside its trace (or under verdictsDir) and summary.json
-// into outDir. Bad input
-// is found before anything is written.
+// for runs[i]) and writes the artifacts (writeCheck).
 func runCheck(rules []monitor.Rule, engines []*monitor.Engine, runs []namedRun, outDir, verdictsDir string, prog *progress) (*checkResult, error) {
-	perFile := make(map[string]int)
-	for _, nr := range runs {
-		perFile[nr.File]++
-	}
-	srcs := make([]file.Source, len(runs))
+	checked := make([]checkedRun, len(runs))
 	for i, nr := range runs {
-		srcs[i] = file.Source{File: nr.File, RunID: nr.Run.ID, Multi: perFile[nr.File] > 1}
+		stream, results, err := monitorRun(engines[i], nr)
+		if err != nil {
+			prog.clear()
+			return nil, err
+		}
+		checked[i] = checkedRun{File: nr.File, RunID: nr.Run.ID, Stream: stream, Results: results, Implied: impliedEnd(nr.Run), Events: nr.Run.Events}
+		prog.tick()
+	}
+	prog.clear()
+	return writeCheck(rules, checked, outDir, verdictsDir)
+}
+
+// writeCheck lists each checked run's results against rules, then writes
+// each verdict stream beside its trace (or under verdictsDir) and
+// summary.json into outDir. Bad input is found before anything is written.
+func writeCheck(rules []monitor.Rule, checked []checkedRun, outDir, verdictsDir string) (*checkResult, error) {
+	perFile := make(map[string]int)
+	for _, c := range checked {
+		perFile[c.File]++
+	}
+	srcs := make([]file.Source, len(checked))
+	for i, c := range checked {
+		srcs[i] = file.Source{File: c.File, RunID: c.RunID, Multi: perFile[c.File] > 1}
 	}
 	places, err := file.Layout(srcs, verdictsDir)
 	if err != nil {
@@ -287,34 +358,30 @@ func runCheck(rules []monitor.Rule, engines []*monitor.Engine, runs []namedRun, 
 	if err != nil {
 		return nil, err
 	}
-	res := &checkResult{summaryPath: check.SummaryPath(), last: make([]map[string]schema.VerdictEvent, len(runs))}
-	streams := make([][]schema.VerdictEvent, len(runs))
-	for i, nr := range runs {
-		stream, results, err := monitorRun(engines[i], nr)
-		if err != nil {
-			prog.clear()
-			return nil, err
-		}
-		results = expandResults(rules, results)
-		if impliedEnd(nr.Run) {
+	res := &checkResult{summaryPath: check.SummaryPath(), last: make([]map[string]schema.VerdictEvent, len(checked))}
+	for i, c := range checked {
+		if c.Implied {
 			res.implied = append(res.implied, places[i].ID)
 		}
-		t := file.Trace{ID: places[i].ID, RunID: nr.Run.ID, Verdicts: places[i].Verdicts, Events: nr.Run.Events, Stream: stream, Results: results}
+		t := file.Trace{ID: places[i].ID, RunID: c.RunID, Verdicts: places[i].Verdicts, Events: c.Events, Stream: c.Stream, Results: expandResults(rules, c.Results)}
+		if c.Encoded != nil {
+			t.Encoded, t.Count, t.Outcome = c.Encoded(), c.Count, c.Outcome
+		}
 		if err := check.AddTrace(t); err != nil {
-			prog.clear()
 			return nil, fmt.Errorf("internal error: %w", err)
 		}
-		streams[i] = stream
-		res.streams = append(res.streams, stream)
+		res.streams = append(res.streams, c.Stream)
 		res.last[i] = make(map[string]schema.VerdictEvent)
-		for _, v := range stream {
+		for _, v := range c.Stream {
 			res.last[i][v.Rule.ID] = v
 		}
-		prog.tick()
 	}
-	prog.clear()
 	for i, p := range places {
-		if err := file.WriteVerdicts(p.Verdicts, streams[i]); err != nil {
+		write := func() error { return file.WriteVerdicts(p.Verdicts, checked[i].Stream) }
+		if checked[i].Verdicts != nil {
+			write = func() error { return file.WriteVerdictsFrom(p.Verdicts, checked[i].Verdicts()) }
+		}
+		if err := write(); err != nil {
 			return nil, fmt.Errorf("writing the verdict stream of %s: %w", p.ID, err)
 		}
 	}

@@ -37,6 +37,13 @@ type Trace struct {
 	// Events are the run's events in order; the closing event, if any,
 	// gives the outcome.
 	Events []schema.Event
+	// Encoded, when Events is nil, yields the run's events as a
+	// schema.EncodeEventLine lines, for a run read as a stream
+	// whose events are not held; Count and Outcome then say how many
+	// there were and how the run ended.
+	Encoded io.Reader
+	Count   int
+	Outcome schema.Outcome
 	// Stream is the run's verdict stream in the order the monitor emitted
 	// it, as written to Verdicts.
 	Stream []schema.VerdictEvent
@@ -96,7 +103,13 @@ func (c *Check) AddTrace(t Trace) error {
 	if err != nil {
 		return fmt.Errorf("trace %s: %w", t.ID, err)
 	}
-	_, err = c.fold.Add(schema.TraceManifestEntry{ID: t.ID, RunID: t.RunID, Verdicts: rel}, t.Events, t.Stream, results)
+	entry := schema.TraceManifestEntry{ID: t.ID, RunID: t.RunID, Verdicts: rel}
+	if t.Events == nil && t.Encoded != nil {
+		entry.Events, entry.Outcome = t.Count, t.Outcome
+		_, err = c.fold.AddEncoded(entry, t.Encoded, t.Stream, results)
+		return err
+	}
+	_, err = c.fold.Add(entry, t.Events, t.Stream, results)
 	return err
 }
 
@@ -143,16 +156,31 @@ func EncodeSummary(w io.Writer, s *schema.Summary) error {
 func WriteVerdicts(path string, stream []schema.VerdictEvent) error {
 	return writeFile(path, func(w io.Writer) error {
 		for i := range stream {
-			line, err := json.Marshal(stream[i])
+			line, err := EncodeVerdict(&stream[i])
 			if err != nil {
 				return fmt.Errorf("verdict %d: %w", i+1, err)
 			}
-			line = append(line, '\n')
 			if _, err := w.Write(line); err != nil {
 				return err
 			}
 		}
 		return nil
+	})
+}
+
+// EncodeVerdict is a verdict's line of a verdict stream, newline included,
+// as WriteVerdicts writes it.
+func EncodeVerdict(v *schema.VerdictEvent) ([]byte, error) {
+	line, err := json.Marshal(v)
+	return append(line, '\n'), err
+}
+
+// WriteVerdictsFrom writes the verdict stream r yields, lines EncodeVerdict
+// made, to path as WriteVerdicts does: whole or not at all.
+func WriteVerdictsFrom(path string, r io.Reader) error {
+	return writeFile(path, func(w io.Writer) error {
+		_, err := io.Copy(w, r)
+		return err
 	})
 }
 

@@ -67,10 +67,15 @@ type Batch struct {
 // ReadBatch returns the messages that arrive within wait, at most
 // BatchRows of them, and returns as soon as it has BatchRows. A batch
 // with no message is not an error. It returns ctx's error when ctx ends.
+//
+// The pull request expires on the server (FetchMaxWait), not by cancelling
+// it in the client: messages the server delivered to a request the client
+// had given up on would wait out the ack wait before coming again.
 func (s *Source) ReadBatch(ctx context.Context, wait time.Duration) (Batch, error) {
-	fctx, cancel := context.WithTimeout(ctx, wait) // the pull request expires with it
-	defer cancel()
-	mb, err := s.c.Fetch(s.o.BatchRows, jetstream.FetchContext(fctx))
+	if err := ctx.Err(); err != nil {
+		return Batch{}, err
+	}
+	mb, err := s.c.Fetch(s.o.BatchRows, jetstream.FetchMaxWait(max(wait, time.Millisecond)))
 	if err != nil {
 		if ctx.Err() != nil {
 			return Batch{}, ctx.Err()

@@ -1,0 +1,313 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+
+	"github.com/ponens/ponens/config"
+	"github.com/ponens/ponens/ingest/tracefile"
+	"github.com/ponens/ponens/monitor"
+	"github.com/ponens/ponens/schema"
+	"github.com/ponens/ponens/sink/file"
+)
+
+// streamChecks checks the trace files against eng as they are read: each
+// event of an event stream goes to its run's monitor as soon as its line
+// is decoded, each verdict goes to a spill file as it is produced, and
+// only the runs' monitor state, each rule's last verdict per run and where
+// each run's events and verdicts are in the spill files remain in memory
+// (the events' JSON is kept for the summary's content hash).
+// A file that is not read as a stream (a reference trace) is read whole,
+// as readTraces does. Errors come in readTraces' order: the first
+// unreadable file, then a file without events, then the first run the
+// monitor refuses. The caller calls done when the results are written.
+//
+// Files are read by a goroutine per engine of the rules (engines, built
+// alike: an Engine serves one goroutine) at once; what comes out (runs,
+// notes, errors) is in the order of paths, as one goroutine gives.
+func streamChecks(paths []string, limits config.TraceConfig, engines []*monitor.Engine, notes io.Writer, prog *progress) (out []checkedRun, done func(), err error) {
+	events, err := newSpill()
+	if err != nil {
+		return nil, nil, err
+	}
+	verdicts, err := newSpill()
+	if err != nil {
+		events.close()
+		return nil, nil, err
+	}
+	spills := &spills{events: events, verdicts: verdicts}
+	defer func() {
+		if err != nil {
+			spills.close()
+		}
+	}()
+	lim := tracefile.Limits{MaxLine: limits.MaxEventBytes, MaxFileBytes: limits.MaxFileBytes, MaxReferenceBytes: limits.MaxReferenceBytes}
+	var tick sync.Mutex // the bar is drawn by one goroutine at a time
+	files := checkFiles(paths, len(engines), func(w int, p string) fileChecked {
+		eng := engines[w]
+		var fc fileChecked
+		var streamed bool
+		fc.runs, streamed, fc.err = streamFile(p, lim, eng, spills)
+		if fc.err != nil {
+			fc.err = exitWith(exitBadInput, "%v", fc.err)
+		} else if !streamed {
+			fc.runs, fc.err = wholeFile(p, lim, eng, &fc.notes)
+		}
+		tick.Lock()
+		prog.tick()
+		tick.Unlock()
+		return fc
+	})
+	prog.clear()
+	var noRuns, refused error
+	for i, fc := range files {
+		if fc.err != nil {
+			return nil, nil, fc.err
+		}
+		notes.Write(fc.notes.Bytes())
+		for _, r := range fc.runs {
+			if r.err != nil && refused == nil {
+				refused = r.err
+			}
+			out = append(out, r.checkedRun)
+		}
+		if len(fc.runs) == 0 && noRuns == nil {
+			noRuns = exitWith(exitBadInput, "%s: no events: a trace file holds at least one run", paths[i])
+		}
+	}
+	if noRuns != nil {
+		return nil, nil, noRuns
+	}
+	if refused != nil {
+		return nil, nil, refused
+	}
+	for _, s := range []*spill{spills.events, spills.verdicts} {
+		if err := s.w.Flush(); err != nil {
+			return nil, nil, fmt.Errorf("ponens check: spill file: %w", err)
+		}
+	}
+	return out, spills.close, nil
+}
+
+// fileChecked is what reading one file gave.
+type fileChecked struct {
+	runs  []*liveRun
+	notes bytes.Buffer // warnings, written out in file order
+	err   error
+}
+
+// checkFiles calls check on every path, on up to workers goroutines (w is
+// the goroutine's number), and returns the results in the order of paths.
+func checkFiles(paths []string, workers int, check func(w int, path string) fileChecked) []fileChecked {
+	out := make([]fileChecked, len(paths))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := range max(1, min(workers, len(paths))) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				out[i] = check(w, paths[i])
+			}
+		}()
+	}
+	for i := range paths {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return out
+}
+
+// liveRun is a run being read: its monitor Run, each rule's last verdict
+// so far, and where its events' and verdicts' JSON went in the spill
+// files.
+type liveRun struct {
+	checkedRun
+	run      *monitor.Run
+	closing  *schema.Event
+	chunks   []chunk        // of the events spill
+	vchunks  []chunk        // of the verdicts spill
+	lastRule map[string]int // rule id → its verdict in Stream
+	err      error          // the monitor refused an event; nothing more is fed
+}
+
+// spills are the spill files of a streaming check.
+type spills struct{ events, verdicts *spill }
+
+func (s *spills) close() {
+	s.events.close()
+	s.verdicts.close()
+}
+
+// verdicts writes the verdicts to the verdict spill as they are produced
+// and keeps each rule's last one in Stream, which is all the summary reads
+// of a verdict stream.
+func (r *liveRun) verdicts(vs []schema.VerdictEvent, spill *spill) error {
+	for i := range vs {
+		line, err := file.EncodeVerdict(&vs[i])
+		if err != nil {
+			return err
+		}
+		if err := spill.write(line, &r.vchunks); err != nil {
+			return err
+		}
+		if j, ok := r.lastRule[vs[i].Rule.ID]; ok {
+			r.Stream = slices.Delete(r.Stream, j, j+1)
+			for id, k := range r.lastRule {
+				if k > j {
+					r.lastRule[id] = k - 1
+				}
+			}
+		}
+		r.lastRule[vs[i].Rule.ID] = len(r.Stream)
+		r.Stream = append(r.Stream, vs[i])
+	}
+	return nil
+}
+
+// streamFile reads the event stream at p as it goes (tracefile.Scan),
+// feeding each run's monitor. streamed is false when p is to be read
+// whole.
+func streamFile(p string, lim tracefile.Limits, eng *monitor.Engine, spill *spills) (out []*liveRun, streamed bool, err error) {
+	byID := make(map[string]*liveRun)
+	streamed, err = tracefile.Scan(p, lim, func(ev *schema.Event) {
+		r := byID[ev.RunID]
+		if r == nil {
+			r = &liveRun{checkedRun: checkedRun{File: p, RunID: ev.RunID, Outcome: schema.OutcomeCanceled}, run: eng.NewRun(ev.RunID), lastRule: make(map[string]int)}
+			byID[ev.RunID] = r
+			out = append(out, r)
+		}
+		if r.err != nil {
+			return
+		}
+		r.feed(ev, spill)
+	})
+	if err != nil || !streamed {
+		return nil, streamed, err
+	}
+	for _, r := range out {
+		if r.err == nil && !r.run.Ended() {
+			if err := r.verdicts(r.run.End(), spill.verdicts); err != nil {
+				r.err = fmt.Errorf("ponens check: spill file: %w", err)
+			}
+		}
+		r.Results = r.run.Results()
+		r.Encoded = spill.events.reader(r.chunks)
+		r.Verdicts = spill.verdicts.reader(r.vchunks)
+	}
+	return out, true, nil
+}
+
+// feed gives ev to the run's monitor and writes its JSON to the spill.
+func (r *liveRun) feed(ev *schema.Event, spill *spills) {
+	vs, err := r.run.Add(ev)
+	if errors.Is(err, monitor.ErrEnded) {
+		r.err = exitWith(exitBadInput, "%s: run %s: event seq %d comes after the run ended with %s (seq %d)",
+			r.File, r.RunID, ev.Seq, r.closing.Type, r.closing.Seq)
+		return
+	} else if err != nil {
+		r.err = exitWith(exitBadInput, "%s: run %s: event seq %d: %v", r.File, r.RunID, ev.Seq, err)
+		return
+	}
+	if err := r.verdicts(vs, spill.verdicts); err != nil {
+		r.err = fmt.Errorf("ponens check: spill file: %w", err)
+		return
+	}
+	if ev.Type.IsTerminal() && r.closing == nil {
+		r.closing = &schema.Event{Type: ev.Type, Seq: ev.Seq}
+		r.Outcome = schema.RunOutcome([]schema.Event{*r.closing})
+	}
+	r.Count++
+	line, err := schema.EncodeEventLine(ev)
+	if err == nil {
+		err = spill.events.write(line, &r.chunks)
+	}
+	if r.err = err; r.err != nil {
+		r.err = fmt.Errorf("ponens check: spill file: %w", r.err)
+	}
+}
+
+// wholeFile reads the trace file at p whole (readTraces) and monitors its
+// runs.
+func wholeFile(p string, lim tracefile.Limits, eng *monitor.Engine, notes io.Writer) ([]*liveRun, error) {
+	f, err := tracefile.ReadFile(p, lim)
+	if err != nil {
+		return nil, exitWith(exitBadInput, "%v", err)
+	}
+	for _, w := range f.Warnings {
+		fmt.Fprintf(notes, "warning: %v\n", w)
+	}
+	out := make([]*liveRun, len(f.Runs))
+	for i, r := range f.Runs {
+		nr := namedRun{Name: filepath.ToSlash(p), File: p, Run: r, Reference: f.Reference}
+		stream, results, err := monitorRun(eng, nr)
+		out[i] = &liveRun{checkedRun: checkedRun{File: p, RunID: r.ID, Stream: stream, Results: results, Implied: impliedEnd(r), Events: r.Events}, err: err}
+	}
+	return out, nil
+}
+
+// spill is a temporary file holding the JSON of the events read as a
+// stream, as the summary's content hash takes them, run by run in chunks.
+type spill struct {
+	mu  sync.Mutex // files are read concurrently
+	f   *os.File
+	w   *bufio.Writer
+	off int64
+}
+
+// chunk is a stretch of the spill file holding consecutive events of one
+// run.
+type chunk struct{ off, n int64 }
+
+func newSpill() (*spill, error) {
+	f, err := os.CreateTemp("", "ponens-check-*.jsonl")
+	if err != nil {
+		return nil, fmt.Errorf("ponens check: spill file: %w", err)
+	}
+	return &spill{f: f, w: bufio.NewWriterSize(f, 256<<10)}, nil
+}
+
+// write appends line, extending the run's last chunk when it ends where
+// line starts.
+func (s *spill) write(line []byte, chunks *[]chunk) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	start := s.off
+	n, err := s.w.Write(line)
+	s.off += int64(n)
+	if err != nil {
+		return err
+	}
+	if n := len(*chunks); n > 0 && (*chunks)[n-1].off+(*chunks)[n-1].n == start {
+		(*chunks)[n-1].n += s.off - start
+		return nil
+	}
+	*chunks = append(*chunks, chunk{start, s.off - start})
+	return nil
+}
+
+// reader returns a function reading the chunks in order, once the spill
+// is flushed.
+func (s *spill) reader(chunks []chunk) func() io.Reader {
+	return func() io.Reader {
+		rs := make([]io.Reader, len(chunks))
+		for i, c := range chunks {
+			rs[i] = io.NewSectionReader(s.f, c.off, c.n)
+		}
+		return io.MultiReader(rs...)
+	}
+}
+
+// close removes the spill file.
+func (s *spill) close() {
+	s.f.Close()
+	os.Remove(s.f.Name())
+}
