@@ -124,6 +124,7 @@ const (
 	BucketLeases      = "leases"      // who owns each partition
 	BucketCheckpoints = "checkpoints" // each partition's checkpoint
 	BucketRules       = "rules"       // the rule manifest
+	BucketAlerts      = "alerts"      // the alert subscriptions, silences and delivery state
 )
 
 // Bucket is the name of the workers' key-value bucket name (BucketWorkers…)

@@ -103,7 +103,9 @@ func lookUpStreams() []string {
 //	         subscribe <prefix>.decide.* and answer each request once;
 //	         make and use its key-value buckets (<prefix>_workers, _leases,
 //	         _checkpoints, _rules)
-//	alert    consume VERDICTS; publish <prefix>.alerts.>
+//	alert    consume VERDICTS; publish <prefix>.alerts.>, <prefix>.notify.>
+//	         (subscriptions' subjects); make and use the <prefix>_alerts
+//	         bucket (subscriptions, silences, delivery state)
 //	sink     consume VERDICTS and DEADLETTER; subscribe <prefix>.verdicts.>,
 //	         <prefix>.alerts.>; read the <prefix>_rules bucket
 //	admin    everything: the only role that may create, update, delete or
@@ -140,8 +142,11 @@ func Permissions(r Role, s schema.Subjects) *server.Permissions {
 		sub = append(sub, p+".decide.*")
 		resp = &server.ResponsePermission{MaxMsgs: 1, Expires: time.Minute}
 	case RoleAlert:
-		pub = append(pub, s.Prefix+".alerts.>")
+		pub = append(pub, s.Prefix+".alerts.>", s.Prefix+".notify.>")
 		pub = append(pub, readStream(schema.StreamVerdicts)...)
+		kv := "KV_" + s.Bucket(schema.BucketAlerts)
+		pub = append(pub, readStream(kv)...)
+		pub = append(pub, jsAPI+"STREAM.CREATE."+kv, jsAPI+"STREAM.UPDATE."+kv, "$KV."+s.Bucket(schema.BucketAlerts)+".>")
 	case RoleSink:
 		pub = append(pub, readStream(schema.StreamVerdicts)...)
 		pub = append(pub, readStream(schema.StreamEvents)...) // the store keeps the events too

@@ -255,6 +255,18 @@ func TestCLIExitCodes(t *testing.T) {
 		{name: "deadletters bad since", args: []string{"deadletters", "--url", url, "--since", "-1h"}, code: 2, want: "ponens deadletters: --since must not be negative, got -1h0m0s"},
 		{name: "deadletters bad reason", args: []string{"deadletters", "tail", "--url", url, "--reason", "Seq Gap"}, code: 2, want: `ponens deadletters tail: --reason "Seq Gap" is not a reason`},
 		{name: "deadletters", args: []string{"deadletters", "--url", url, "--reason", "conflicting-duplicate"}, want: "conflicting-duplicate  publish"},
+		{name: "alerts subscribe no channel", args: []string{"alerts", "subscribe", "hook", "--url", url}, code: 2, want: "ponens alerts subscribe: subscription hook: give exactly one channel: subject, webhook or slack"},
+		{name: "alerts subscribe bad glob", args: []string{"alerts", "subscribe", "hook", "--url", url, "--subject", "ponens.notify.t", "--rule", "[x"}, code: 2, want: `field rules: glob "[x"`},
+		{name: "alerts subscribe service down", args: []string{"alerts", "subscribe", "hook", "--url", down, "--subject", "ponens.notify.t"}, code: 3, want: "ponens alerts subscribe: connect to " + down},
+		{name: "alerts subscribe negative group wait", args: []string{"alerts", "subscribe", "g", "--url", url, "--webhook", "http://127.0.0.1:9/x", "--group-wait", "-1s"}, code: 2, want: "fields groupWait, groupInterval: must not be negative"},
+		{name: "alerts subscribe", args: []string{"alerts", "subscribe", "bus", "--url", url, "--subject", "ponens.notify.team", "--rule", "tests_*"}, want: "subscription bus stored"},
+		{name: "alerts test", args: []string{"alerts", "test", "bus", "--url", url}, want: `"attempts":1`},
+		{name: "alerts test unknown", args: []string{"alerts", "test", "nobody", "--url", url}, code: 2, want: `ponens alerts test: no subscription "nobody"`},
+		{name: "alerts silence no duration", args: []string{"alerts", "silence", "s", "--url", url}, code: 2, want: "ponens alerts silence: --for must be positive, got 0s"},
+		{name: "alerts silence", args: []string{"alerts", "silence", "deploy", "--url", url, "--for", "1h", "--rule", "tests_*"}, want: "silence deploy until"},
+		{name: "alerts list", args: []string{"alerts", "list", "--url", url}, want: `"subject":"ponens.notify.team"`},
+		{name: "alerts delete", args: []string{"alerts", "delete", "bus", "--url", url}, want: "sub.bus deleted"},
+		{name: "alerts delete unknown", args: []string{"alerts", "delete", "bus", "--url", url}, code: 2, want: "ponens alerts delete: sub.bus: nats: key not found"},
 
 		{name: "manifest", args: []string{"manifest", "--url", url}, want: "tests_before_commit"},
 		{name: "manifest service down", args: []string{"manifest", "--url", down}, code: 3, want: "ponens manifest: connect to " + down},
@@ -420,6 +432,7 @@ func TestCLIConfigRefused(t *testing.T) {
 	}
 	args := map[string][]string{ // arguments the command's own checks need, met before the configuration is read
 		"check": {"x"}, "eval": {"x"}, "decide": {"x"}, "publish": {"x"}, "policy check": {"x"},
+		"alerts subscribe": {"x", "--subject", "s"}, "alerts delete": {"x"}, "alerts test": {"x"}, "alerts silence": {"x", "--for", "1h"},
 		"import codex": {"x"}, "import langfuse": {"x"}, "import otlp": {"x"}, "sql": {"SELECT 1"},
 	}
 	paths := commandPaths(newRootCommand())
@@ -497,7 +510,7 @@ func runOfflineExamples(t *testing.T, examples []string) {
 		t.Fatal(err)
 	}
 	path := filepath.Dir(ponensBinary(t)) + string(os.PathListSeparator) + os.Getenv("PATH")
-	online := regexp.MustCompile(`--url|--run|^ponens (serve|worker|demo|manifest|publish|ingest|bench|deadletters)\b|shared-policies|PONENS_`)
+	online := regexp.MustCompile(`--url|--run|^ponens (serve|worker|demo|manifest|publish|ingest|bench|deadletters|alerts)\b|shared-policies|PONENS_`)
 	ran := 0
 	for _, ex := range slices.Compact(slices.Sorted(slices.Values(examples))) {
 		if online.MatchString(ex) {

@@ -73,10 +73,11 @@ func workerOptions(id string, sub schema.Subjects, set *ruleset.Set, js natsjs.J
 
 func newServeCommand() *cobra.Command {
 	var (
-		rf      ruleFlags
-		workers int
-		demo    bool
-		demoCfg fleet.Config
+		rf           ruleFlags
+		workers      int
+		demo         bool
+		dashboardURL string
+		demoCfg      fleet.Config
 	)
 	cmd := &cobra.Command{
 		Use:   "serve --rules PATH... [--workers N] [--demo]",
@@ -160,7 +161,7 @@ nats.store_dir pick their role's seed up (docs/security.md).`,
 			sub := subjectsOf(cfg)
 			fmt.Fprintf(out, "events    publish on %s.events.<runId>, %d partitions\n", sub.Prefix, sub.Partitions)
 			fmt.Fprintf(out, "verdicts  stream %s (%s)\n", schema.StreamVerdicts, sub.VerdictsIn())
-			fmt.Fprintf(out, "alerts    %s.alerts.<rule>\n", sub.Prefix)
+			fmt.Fprintf(out, "alerts    %s.alerts.<rule>; subscriptions in bucket %s (ponens alerts)\n", sub.Prefix, sub.Bucket(schema.BucketAlerts))
 			fmt.Fprintf(out, "decide    request %s.decide.<partition>\n", sub.Prefix)
 			fmt.Fprintf(out, "rules     %d loaded, %s\n", len(set.Rules), rw.what())
 			g, gctx := errgroup.WithContext(ctx)
@@ -179,7 +180,15 @@ nats.store_dir pick their role's seed up (docs/security.md).`,
 			}
 			g.Go(func() error { return rw.run(gctx, log, out, ws) })
 			ac := parts[transport.RoleAlert]
-			g.Go(func() error { return alert.New(ac, newJetStream(ac), sub, sub.Prefix+"-alerts").Run(gctx) })
+			ajs := newJetStream(ac)
+			akv, err := alert.OpenStore(ctx, ajs, sub)
+			if err != nil {
+				return orExit(exitUnavailable, err)
+			}
+			dispatch := alert.New(ac, ajs, sub, sub.Prefix+"-alerts")
+			dispatch.Notifier = alert.NewNotifier(ac, akv)
+			dispatch.Notifier.DashboardURL = dashboardURL
+			g.Go(func() error { return dispatch.Run(gctx) })
 			if storeRun != nil {
 				g.Go(func() error { return storeRun(gctx, cfg) })
 			}
@@ -196,6 +205,7 @@ nats.store_dir pick their role's seed up (docs/security.md).`,
 	cmd.Flags().String("http", "", "ingest gateway address (gateway.listen, default 127.0.0.1:8080)")
 	cmd.Flags().IntVar(&workers, "workers", 2, "monitor workers in this process")
 	cmd.Flags().BoolVar(&demo, "demo", false, "publish a synthetic fleet of agents and report on it")
+	cmd.Flags().StringVar(&dashboardURL, "dashboard-url", "", "base URL of the dashboard alerts link to (<url>/runs/<run>)")
 	registerServeStore(cmd)
 	registerFleet(cmd, &demoCfg)
 	return cmd

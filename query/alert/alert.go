@@ -26,6 +26,9 @@ type Dispatcher struct {
 	js       jetstream.JetStream
 	subjects schema.Subjects
 	durable  string
+	// Notifier, when set, also delivers each verdict to the stored
+	// subscriptions before the verdict is acknowledged.
+	Notifier *Notifier
 }
 
 // New returns a dispatcher; durable names its consumer (one per deployment).
@@ -56,6 +59,9 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		return fmt.Errorf("alert: consumer: %w", err)
 	}
 	defer it.Stop()
+	if d.Notifier != nil {
+		go d.Notifier.flushLoop(ctx)
+	}
 	for ctx.Err() == nil {
 		m, err := it.Next(jetstream.NextMaxWait(100 * time.Millisecond))
 		switch {
@@ -66,7 +72,10 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		case err != nil:
 			return fmt.Errorf("alert: fetch: %w", err)
 		}
-		if err := d.forward(m.Data(), m.Headers().Get(schema.HeaderRule)); err != nil {
+		if err := d.forward(ctx, m.Data(), m.Headers().Get(schema.HeaderRule)); err != nil {
+			if ctx.Err() != nil {
+				return nil // not acknowledged: delivered again after the restart
+			}
 			return err
 		}
 		if err := m.Ack(); err != nil {
@@ -104,15 +113,20 @@ type statusOnly struct {
 // forward announces the verdict in data if it is a violation, on the alert
 // subject of rule (the rule's id in its file, when the verdict is of a later
 // version) or else of the verdict's rule.
-func (d *Dispatcher) forward(data []byte, rule string) error {
+func (d *Dispatcher) forward(ctx context.Context, data []byte, rule string) error {
 	var s statusOnly
-	if _, err := segjson.Parse(data, &s, 0); err == nil && s.Status != schema.StatusViolated {
+	if _, err := segjson.Parse(data, &s, 0); err == nil && s.Status == schema.StatusSatisfied {
 		return nil
 	}
 	var v schema.VerdictEvent
 	if err := json.Unmarshal(data, &v); err != nil {
 		slog.Warn("alert: a message of the verdicts stream is not a verdict", "err", err)
 		return nil
+	}
+	if d.Notifier != nil && v.Status != schema.StatusSatisfied {
+		if err := d.Notifier.Notify(ctx, v, rule); err != nil {
+			return err
+		}
 	}
 	if v.Status != schema.StatusViolated {
 		return nil

@@ -16,7 +16,7 @@ import (
 
 // startVerdicts starts an in-process JetStream server on loopback with the
 // VERDICTS stream of the "ponens" prefix.
-func startVerdicts(t *testing.T) (*nats.Conn, jetstream.JetStream) {
+func startVerdicts(t testing.TB) (*nats.Conn, jetstream.JetStream) {
 	t.Helper()
 	_, nc, js := jstest.Start(t)
 	subjects := schema.Subjects{Prefix: "ponens", Partitions: 4}
