@@ -40,6 +40,7 @@ func TestRecordQueryGolden(t *testing.T) {
 		{"detail-json", []string{"trace", "symbol", tr, "step", "--json"}},
 		{"detail-out-of-date", []string{"trace", "symbol", tr, "invoice_total", "--cwd", "record/checkout", "--json"}},
 		{"detail-edited-later-in-run", []string{"trace", "symbol", tr, "invoice_total", "--json"}},
+		{"detail-superseded", []string{"trace", "symbol", tr, "refund", "--json"}},
 		{"detail-two-files", []string{"trace", "symbol", tr, "validate"}},
 		{"detail-file", []string{"trace", "symbol", tr, "validate", "--file", "forms/b.py", "--json"}},
 		{"unknown", []string{"trace", "symbol", tr, "nosuch", "--json"}},
