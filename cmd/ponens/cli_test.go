@@ -462,7 +462,7 @@ func TestCLIHelp(t *testing.T) {
 		t.Skip("builds the binary")
 	}
 	work := t.TempDir()
-	typeNames := regexp.MustCompile(`--[a-z-]+ (string|int|uint|int64|float64|duration|stringArray)\b`)
+	typeNames := regexp.MustCompile(`--[a-z-]+ (string|int|uint|int64|float64|duration|stringArray|VALUE)\b`)
 	history := regexp.MustCompile(`seed 00\d|§|DESIGN\.md|SEMANTICS\.md|session \d`)
 	var examples []string
 	for _, p := range append(commandPaths(newRootCommand()), nil) {
