@@ -237,7 +237,7 @@ func TestCLIExitCodes(t *testing.T) {
 		{name: "publish a conflicting duplicate", args: []string{"publish", "--url", url, conflicting}, code: 2,
 			want: "ponens publish: 1 events have the run and seq of stored events with other content; sent to the dead letters as conflicting-duplicate"},
 		{name: "decide --run ended run", args: []string{"decide", "--run", "ended-1", "--url", url, ex("decide/commit.json")}, code: 2,
-			want: `ponens decide: run "ended-1": the run has ended (run.finish at seq 2): no step can follow`, retry: true},
+			want: "ponens decide: run \"ended-1\": the run has ended (run.finish at seq 2): no step can follow\n", retry: true},
 		{name: "publish a directory", args: []string{"publish", "--url", url, ex("traces")}, want: "from 3 files"},
 		{name: "publish nothing", args: []string{"publish"}, code: 2, want: "ponens publish: give at least one trace file"},
 		{name: "publish no timeout", args: []string{"publish", "--url", url, "--timeout", "0s", ended}, code: 2, want: "ponens publish: --timeout must be positive, got 0s"},
@@ -462,7 +462,7 @@ func TestCLIHelp(t *testing.T) {
 		t.Skip("builds the binary")
 	}
 	work := t.TempDir()
-	typeNames := regexp.MustCompile(`--[a-z-]+ (string|int|uint|int64|float64|duration|stringArray)\b`)
+	typeNames := regexp.MustCompile(`--[a-z-]+ (string|int|uint|int64|float64|duration|stringArray|VALUE)\b`)
 	history := regexp.MustCompile(`seed 00\d|§|DESIGN\.md|SEMANTICS\.md|session \d`)
 	var examples []string
 	for _, p := range append(commandPaths(newRootCommand()), nil) {

@@ -192,7 +192,9 @@ func decideLive(cmd *cobra.Command, cfg config.Config, runID, intent string, new
 	d, err := remote.Decide(ctx, nc, subjectsOf(cfg), runID, action, opts...)
 	switch {
 	case errors.Is(err, remote.ErrRunEnded):
-		return exitWith(exitBadInput, "%s", strings.TrimPrefix(err.Error(), "decide: "))
+		// The worker's answer already says the run has ended: print it once.
+		msg := strings.TrimSuffix(strings.TrimPrefix(err.Error(), "decide: "), ": "+remote.ErrRunEnded.Error())
+		return exitWith(exitBadInput, "%s", msg)
 	case errors.Is(err, remote.ErrRunUnknown):
 		return exitWith(exitBadInput, "run %q is unknown to the service at %s: no event of it has been processed (give --new-run to judge it as a new run)", runID, url)
 	case err != nil:

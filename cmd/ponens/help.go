@@ -40,6 +40,9 @@ var placeholders = map[string]string{
 	"dir": "DIR", "listen": "ADDR", "http": "ADDR", "data": "DIR", "prefix": "PREFIX",
 	"run": "ID", "history": "TRACE", "cwd": "DIR", "where": "EXPR", "mode": "MODE", "name": "NAME", "token": "TOKEN",
 	"agent": "ID", "cpuprofile": "FILE", "memprofile": "FILE", "samples": "FILE",
+	"rule": "GLOB", "project": "PROJECT", "secret": "SECRET", "slack": "URL", "webhook": "URL",
+	"status": "STATUS", "subject": "SUBJECT", "fail-on": "STATUS", "verdicts-dir": "DIR",
+	"reason": "REASON", "model-calls": "KIND", "traces": "PATH", "dashboard-url": "URL",
 }
 
 // flagUsages lists the visible flags of fs, one per line: "--json" for a

@@ -414,9 +414,20 @@ func runDemo(ctx context.Context, out io.Writer, nc *nats.Conn, js natsjs.JetStr
 	for _, rule := range rules {
 		fmt.Fprintf(out, "alert     %-36s %d\n", rule, alerts[rule])
 	}
-	fmt.Fprintf(out, "look      alerts on %s.alerts.<rule>; ask about a run: ponens decide --run %s --url %s INTENT.json\n",
-		sub.Prefix, runs[len(runs)-1].ID, nc.ConnectedUrl())
+	fmt.Fprintf(out, "look      alerts on %s.alerts.<rule>; %s\n", sub.Prefix, demoDecideHint(runs, c.RunPrefix, nc.ConnectedUrl()))
 	return nil
+}
+
+// demoDecideHint says how to ask the service about a step: of the last run
+// still open, or, when every run of the demo has ended (no step can follow
+// one), of a new run.
+func demoDecideHint(runs []fleet.Run, prefix, url string) string {
+	for i := len(runs) - 1; i >= 0; i-- {
+		if evs := runs[i].Events; len(evs) > 0 && !evs[len(evs)-1].Type.IsTerminal() {
+			return fmt.Sprintf("ask about a run: ponens decide --run %s --url %s INTENT.json", runs[i].ID, url)
+		}
+	}
+	return fmt.Sprintf("the demo's runs have ended; ask about a step of a new run: ponens decide --run %snext --new-run --url %s INTENT.json", prefix, url)
 }
 
 // demoRunPrefix starts the run ids of a demo: the seed and the start time,
