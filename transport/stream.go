@@ -251,3 +251,17 @@ func sameStream(have, want natsjs.StreamConfig) bool {
 	}
 	return reflect.DeepEqual(norm(have), norm(want))
 }
+
+// Attach checks that the streams exist with the partition count of c,
+// for a client that publishes or reads but does not manage them: their
+// other settings (bounds, ages, replicas, duplicate windows) are the
+// provisioner's. A stream that does not exist is an error wrapping
+// natsjs.ErrStreamNotFound; another partition count is ErrPartitionChange.
+func Attach(ctx context.Context, js natsjs.JetStream, c StreamConfig) error {
+	for _, name := range []string{schema.StreamEvents, schema.StreamVerdicts, schema.StreamDeadLetter} {
+		if _, err := stream(ctx, js, name); err != nil {
+			return fmt.Errorf("stream %s: %w", name, err)
+		}
+	}
+	return CheckPartitions(ctx, js, c.Subjects())
+}

@@ -222,7 +222,7 @@ func dialStreams(ctx context.Context, c config.NATSConfig, role transport.Role, 
 	start := time.Now()
 	deadline := start.Add(wait)
 	for pause := 250 * time.Millisecond; ; pause = min(2*pause, 5*time.Second) {
-		err = provisionWithin(ctx, js, c, wait > 0, time.Until(deadline))
+		err = provisionWithin(ctx, js, c, role, wait > 0, time.Until(deadline))
 		if refused := transport.Refusal(nc, err); refused != nil {
 			err = refused
 		}
@@ -258,12 +258,21 @@ func dialStreams(ctx context.Context, c config.NATSConfig, role transport.Role, 
 }
 
 // provisionWithin provisions the streams; when bounded, within left (at
-// least a second, at most the client's usual five).
-func provisionWithin(ctx context.Context, js natsjs.JetStream, c config.NATSConfig, bounded bool, left time.Duration) error {
+// least a second, at most the client's usual five). A role other than
+// admin, which may not manage the streams, uses the streams as they exist
+// when they do (transport.Attach: their bounds are the provisioner's) and
+// provisions them only when they do not, on a server without roles.
+func provisionWithin(ctx context.Context, js natsjs.JetStream, c config.NATSConfig, role transport.Role, bounded bool, left time.Duration) error {
 	if bounded {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, min(max(left, time.Second), transport.DefaultTimeout))
 		defer cancel()
+	}
+	if role != transport.RoleAdmin {
+		err := transport.Attach(ctx, js, streamConfig(c))
+		if !errors.Is(err, natsjs.ErrStreamNotFound) {
+			return err
+		}
 	}
 	return transport.Provision(ctx, js, streamConfig(c))
 }

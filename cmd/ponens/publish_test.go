@@ -263,3 +263,20 @@ func expandRanges(t *testing.T, s string) []uint64 {
 	}
 	return out
 }
+
+// TestPublishToBoundedStreams: a service that bounds its streams
+// (nats.events.max_msgs) takes events from an agent whose configuration
+// says nothing of the bounds: the agent uses the streams as they are
+// instead of trying to change them, which its role may not.
+func TestPublishToBoundedStreams(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs ponens serve")
+	}
+	work := t.TempDir()
+	url, _, _ := startServe(t, work, "PONENS_NATS_EVENTS_MAX_MSGS=1000")
+	traces, _ := filepath.Abs("../../examples/traces")
+	r := runBinary(t, work, nil, "publish", "--url", url, traces)
+	if r.code != 0 || !strings.Contains(r.stdout, "published ") {
+		t.Fatalf("publish: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
