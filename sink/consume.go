@@ -118,13 +118,15 @@ func Consume(ctx context.Context, src *source.Source, kind Kind, st Appendable, 
 			continue
 		}
 		log.Debug("store: committed", "rows", n, "messages", len(b.Msgs))
-		if err := b.Ack(ctx); err != nil && ctx.Err() == nil {
-			log.Warn("store: the ack was not confirmed; the batch may come again (its rows are replaced, not added)", "err", err)
-		}
+		// Counted before the ack: whoever sees the messages acknowledged
+		// sees their rows counted.
 		o.Stats.Batches.Add(1)
 		o.Stats.Rows.Add(uint64(n))
 		o.Stats.Lag.Store(b.Lag())
 		o.Metrics.committed(kind, n, time.Since(began), b.Lag())
+		if err := b.Ack(ctx); err != nil && ctx.Err() == nil {
+			log.Warn("store: the ack was not confirmed; the batch may come again (its rows are replaced, not added)", "err", err)
+		}
 	}
 	return nil
 }
