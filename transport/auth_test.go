@@ -286,3 +286,33 @@ func TestCredsFile(t *testing.T) {
 		t.Fatal("a missing creds file is accepted")
 	}
 }
+
+// TestCheckRole: a connection with another role's seed for the agent role
+// is told at once that the credentials are not the agent's; each role's
+// own seed passes, and so does the admin's, which may use every inbox.
+func TestCheckRole(t *testing.T) {
+	s := jstest.StartSecure(t, testStreams.Subjects())
+	connect := func(role, seedOf transport.Role) *nats.Conn {
+		a := s.Auth(role)
+		a.NkeySeedFile = transport.SeedFile(s.Credentials, seedOf)
+		opts, err := a.Options()
+		if err != nil {
+			t.Fatal(err)
+		}
+		nc, err := nats.Connect(s.Server.ClientURL(), append(opts, nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) {}))...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(nc.Close)
+		return nc
+	}
+	for _, r := range []transport.Role{transport.RoleAgent, transport.RoleWorker, transport.RoleSink, transport.RoleAlert, transport.RoleAdmin} {
+		if err := transport.CheckRole(connect(r, r), r, 5*time.Second); err != nil {
+			t.Errorf("%s with its own seed: %v", r, err)
+		}
+	}
+	err := transport.CheckRole(connect(transport.RoleAgent, transport.RoleAlert), transport.RoleAgent, 5*time.Second)
+	if err == nil || !strings.Contains(err.Error(), "not the agent role's") || !strings.Contains(err.Error(), "_INBOX_agent.>") {
+		t.Fatalf("the alert role's seed used as the agent's: %v", err)
+	}
+}

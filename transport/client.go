@@ -8,9 +8,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nkeys"
+	"github.com/nats-io/nuid"
 )
 
 // ClientAuth is how a client proves who it is to the NATS server, and how
@@ -177,4 +180,29 @@ func writeSeed(file string) ([]byte, error) {
 		return nil, fmt.Errorf("credentials: %s: %w", file, err)
 	}
 	return seed, nil
+}
+
+// CheckRole asks the server whether nc may receive replies in role r: a
+// connection whose credentials were made for another role is refused its
+// reply subjects (InboxPrefix), so every request it makes would wait for
+// its timeout. The check subscribes to one reply subject and waits for the
+// server's answer; the error names the role and the refused subjects. A
+// connection that is not connected yet is not checked.
+func CheckRole(nc *nats.Conn, r Role, timeout time.Duration) error {
+	if r == "" || !nc.IsConnected() {
+		return nil
+	}
+	subject := InboxPrefix(r) + ".check." + nuid.Next()
+	sub, err := nc.SubscribeSync(subject)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	if err := nc.FlushTimeout(timeout); err != nil {
+		return nil // not answered in time: the requests themselves will say so
+	}
+	if last := nc.LastError(); errors.Is(last, nats.ErrPermissionViolation) && strings.Contains(last.Error(), InboxPrefix(r)) {
+		return fmt.Errorf("these credentials are not the %s role's: the server refuses it the role's reply subjects %s.> (give nats.role the role the credentials were made for, or the %s role's credentials)", r, InboxPrefix(r), r)
+	}
+	return nil
 }

@@ -68,7 +68,8 @@ func asyncErrors(name string) nats.ErrHandler {
 
 // connectNATS connects to the configured server in role; with wait, it
 // connects in the background while the server is not reachable yet (as
-// after a disconnection). Its errors are exit errors (3: unreachable).
+// after a disconnection). Its errors are exit errors (3: unreachable; 2:
+// credentials made for another role than the one it connects in).
 func connectNATS(c config.NATSConfig, role transport.Role, name string, wait bool) (*nats.Conn, error) {
 	opts, err := natsOptions(c, role, name)
 	if err != nil {
@@ -81,6 +82,11 @@ func connectNATS(c config.NATSConfig, role transport.Role, name string, wait boo
 	nc, err := nats.Connect(url, opts...)
 	if err != nil {
 		return nil, exitWith(exitUnavailable, "%s: connect to %s as %s: %v", name, url, role, err)
+	}
+	as := clientAuth(c, role).Role
+	if err := transport.CheckRole(nc, as, transport.DefaultTimeout); err != nil {
+		nc.Close()
+		return nil, exitWith(exitBadInput, "%s: connect to %s as %s: %v", name, url, as, err)
 	}
 	return nc, nil
 }

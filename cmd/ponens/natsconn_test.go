@@ -16,7 +16,8 @@ import (
 // client certificates in its configuration requires them: its own parts
 // connect as the configured admin over TLS, an agent publishes with its
 // password and certificate, and a client without a certificate or with
-// the wrong password is refused (exit 3).
+// the wrong password is refused (exit 3); the agent's password used in
+// another role is refused at once (exit 2), naming the role.
 func TestServeConfiguredUsersAndTLS(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs ponens serve")
@@ -47,6 +48,7 @@ gateway:
 `, listen, filepath.Join(dir, "nats"), clientTLS, tls.ServerCert, tls.ServerKey, tls.CA))
 	agentCfg := write("agent.yaml", "nats:\n  url: nats://"+listen+"\n  user: agent\n  password: agent-pw\n"+clientTLS)
 	noCert := write("nocert.yaml", fmt.Sprintf("nats:\n  url: nats://%s\n  user: agent\n  password: agent-pw\n  tls: {ca_file: %s}\n", listen, tls.CA))
+	wrongRole := write("role.yaml", "nats:\n  url: nats://"+listen+"\n  user: agent\n  password: agent-pw\n  role: alert\n"+clientTLS)
 	wrongPW := write("wrong.yaml", "nats:\n  url: nats://"+listen+"\n  user: agent\n  password: nope\n"+clientTLS)
 	events := write("run.jsonl", `{"v":1,"runId":"tls-1","seq":1,"ts":"2026-01-01T00:00:00Z","type":"run.start","start":{}}
 `)
@@ -82,6 +84,9 @@ gateway:
 	}
 	if out, errOut, code := runPonens(t, "publish", "--config", agentCfg, events); code != exitOK || !strings.Contains(out, "1 stored") {
 		t.Fatalf("the agent: exit %d\n%s%s", code, out, errOut)
+	}
+	if _, errOut, code := runPonens(t, "publish", "--config", wrongRole, events); code != exitBadInput || !strings.Contains(errOut, "not the alert role's") {
+		t.Errorf("the agent's password in the alert role: exit %d: %s", code, errOut)
 	}
 	for name, cfg := range map[string]string{"no client certificate": noCert, "wrong password": wrongPW} {
 		if _, errOut, code := runPonens(t, "publish", "--config", cfg, events); code != exitUnavailable || !strings.HasPrefix(errOut, "ponens publish: connect to ") {
