@@ -3,6 +3,7 @@ package otlp
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -57,6 +58,11 @@ type Result struct {
 	// Skipped counts the spans that are not GenAI agent, tool or model
 	// spans, by operation ("non-GenAI span" for spans without one).
 	Skipped map[string]int
+	// Duplicates counts the spans converted before (an exporter sending an
+	// export again, for example after a failed store): their events are
+	// the ones they became the first time, with the same run and seq, so
+	// storing them again stores what was missing and nothing twice.
+	Duplicates int
 }
 
 // Converter turns GenAI spans into the events of runs. It keeps each run
@@ -72,17 +78,29 @@ type Converter struct {
 	traceRuns map[string]string           // trace id → run key
 	ended     map[string]bool             // run keys that ended
 	endedFIFO []string
+	seen      map[string]converted // the spans converted, by trace and span id
+	seenFIFO  []string
 }
 
-// maxEnded bounds how many ended run keys a converter remembers.
-const maxEnded = 4096
+// converted is what a span became: its events, or why it was rejected.
+type converted struct {
+	events    []schema.Event
+	rejection string
+}
+
+// maxEnded bounds how many ended run keys a converter remembers, and
+// maxSeen how many converted spans.
+const (
+	maxEnded = 4096
+	maxSeen  = 1 << 14
+)
 
 // NewConverter returns a converter mapping tool calls through t.
 func NewConverter(t *mapping.Table, opts Options) *Converter {
 	if opts.ModelCalls == "" {
 		opts.ModelCalls = ModelCallsTelemetry
 	}
-	return &Converter{table: t, opts: opts, runs: map[string]*mapping.Session{}, traceRuns: map[string]string{}, ended: map[string]bool{}}
+	return &Converter{table: t, opts: opts, runs: map[string]*mapping.Session{}, traceRuns: map[string]string{}, ended: map[string]bool{}, seen: map[string]converted{}}
 }
 
 // span is a span with what the converter reads of it.
@@ -125,6 +143,19 @@ func (c *Converter) Convert(td ptrace.Traces, explain func(where, what string)) 
 			say("skipped: not a GenAI agent, tool or model span")
 			continue
 		}
+		id := sp.traceID + "/" + sp.spanID
+		if was, ok := c.seen[id]; ok {
+			res.Duplicates++
+			if was.rejection != "" {
+				res.reject(sp, was.rejection)
+				say("duplicate: rejected before (an export sent again): %s", was.rejection)
+				continue
+			}
+			res.Events = append(res.Events, was.events...)
+			say("duplicate: converted before (an export sent again): its %d event(s) again", len(was.events))
+			continue
+		}
+		first := len(res.Events)
 		key := c.runKey(sp, byID)
 		if c.ended[key] {
 			res.reject(sp, fmt.Sprintf("run %s has ended (its root invoke_agent span ended)", key))
@@ -136,6 +167,7 @@ func (c *Converter) Convert(td ptrace.Traces, explain func(where, what string)) 
 		case sp.op == OpExecuteTool:
 			call, reason := toolCall(sp)
 			if reason != "" {
+				c.markSeen(id, converted{rejection: reason})
 				res.reject(sp, reason)
 				say("rejected: %s", reason)
 				continue
@@ -158,8 +190,20 @@ func (c *Converter) Convert(td ptrace.Traces, explain func(where, what string)) 
 		default:
 			say("a nested agent span of run %s: nothing to record", key)
 		}
+		c.markSeen(id, converted{events: slices.Clone(res.Events[first:])})
 	}
 	return res
+}
+
+// markSeen remembers what a span became, forgetting the oldest beyond
+// maxSeen.
+func (c *Converter) markSeen(id string, was converted) {
+	c.seen[id] = was
+	c.seenFIFO = append(c.seenFIFO, id)
+	if len(c.seenFIFO) > maxSeen {
+		delete(c.seen, c.seenFIFO[0])
+		c.seenFIFO = c.seenFIFO[1:]
+	}
 }
 
 func (r *Result) reject(sp *span, reason string) {

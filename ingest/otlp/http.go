@@ -95,11 +95,7 @@ func serveTraces(w http.ResponseWriter, r *http.Request, conv *Converter, sink S
 	if n := len(res.Rejected); n > 0 {
 		ps := resp.PartialSuccess()
 		ps.SetRejectedSpans(int64(n))
-		msgs := make([]string, 0, n)
-		for _, rj := range res.Rejected {
-			msgs = append(msgs, rj.String())
-		}
-		ps.SetErrorMessage(strings.Join(msgs, "; "))
+		ps.SetErrorMessage(rejectionMessage(res.Rejected))
 	}
 	var out []byte
 	if mt == ContentJSON {
@@ -143,4 +139,23 @@ func readBody(r *http.Request, max int64) ([]byte, int, error) {
 		return nil, http.StatusBadRequest, fmt.Errorf("reading the body: %v", err)
 	}
 	return data, 0, nil
+}
+
+// maxListed is how many rejected spans a partial success names.
+const maxListed = 10
+
+// rejectionMessage names the first maxListed rejected spans (their names
+// cut to 100 bytes) and counts the others.
+func rejectionMessage(rs []Rejection) string {
+	msgs := make([]string, 0, min(len(rs), maxListed)+1)
+	for _, rj := range rs[:min(len(rs), maxListed)] {
+		if len(rj.Name) > 100 {
+			rj.Name = strings.ToValidUTF8(rj.Name[:100], "") + "…"
+		}
+		msgs = append(msgs, rj.String())
+	}
+	if more := len(rs) - maxListed; more > 0 {
+		msgs = append(msgs, fmt.Sprintf("and %d more", more))
+	}
+	return strings.Join(msgs, "; ")
 }

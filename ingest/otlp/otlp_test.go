@@ -10,10 +10,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
@@ -177,11 +179,19 @@ func TestReceiver(t *testing.T) {
 	if status != http.StatusOK || resp.UnmarshalProto(body) != nil || resp.PartialSuccess().RejectedSpans() != 0 {
 		t.Fatalf("protobuf: %d %q", status, body)
 	}
-	// The spans of a run that has ended are rejected. (Without its root
-	// span, the first request keyed the run by its trace id: the
-	// conversation id is on the root span only.)
+	// The first request sent again (an exporter retrying): accepted as
+	// what it was, the span rejected then rejected for the same reason,
+	// nothing stored twice (counted below).
 	status, body = post(t, srv.URL, ContentJSON, "", first)
-	if status != http.StatusOK || !strings.Contains(string(body), `"rejectedSpans":"12"`) || !strings.Contains(string(body), "run 5b8efff798038103d269b633813fc60c has ended") {
+	if status != http.StatusOK || !strings.Contains(string(body), `"rejectedSpans":"1"`) || !strings.Contains(string(body), "without gen_ai.tool.name") {
+		t.Fatalf("sent again after the end: %d %s", status, body)
+	}
+	// New spans of a run that has ended are rejected, the message naming
+	// ten of them and counting the rest. (Without its root span, the
+	// first request keyed the run by its trace id: the conversation id is
+	// on the root span only.)
+	status, body = post(t, srv.URL, ContentJSON, "", newSpanIDs(t, first))
+	if status != http.StatusOK || !strings.Contains(string(body), `"rejectedSpans":"12"`) || !strings.Contains(string(body), "run 5b8efff798038103d269b633813fc60c has ended") || !strings.Contains(string(body), "and 2 more") {
 		t.Fatalf("after the end: %d %s", status, body)
 	}
 	var stored []schema.Event
@@ -241,6 +251,37 @@ func splitRoot(t *testing.T, req ptraceotlp.ExportRequest) ([]byte, []byte) {
 	return a, b
 }
 
+// newSpanIDs is the JSON export request body with every span given a new
+// id (its parents' ids changed alike).
+func newSpanIDs(t *testing.T, body []byte) []byte {
+	t.Helper()
+	req := ptraceotlp.NewExportRequest()
+	if err := req.UnmarshalJSON(body); err != nil {
+		t.Fatal(err)
+	}
+	flip := func(id pcommon.SpanID) pcommon.SpanID {
+		if id.IsEmpty() {
+			return id
+		}
+		id[0] ^= 0xff
+		return id
+	}
+	rss := req.Traces().ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		spans := rss.At(i).ScopeSpans().At(0).Spans()
+		for j := 0; j < spans.Len(); j++ {
+			sp := spans.At(j)
+			sp.SetSpanID(flip(sp.SpanID()))
+			sp.SetParentSpanID(flip(sp.ParentSpanID()))
+		}
+	}
+	out, err := req.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 func post(t *testing.T, url, contentType, encoding string, body []byte) (int, []byte) {
 	t.Helper()
 	if encoding == "gzip" {
@@ -285,4 +326,31 @@ func FuzzDecodeFile(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestConvertSentAgain: an export converted again (an exporter retrying
+// after its first attempt was not stored) gives the events it gave the
+// first time, same runs and seqs, while its run is open and after it
+// ended; a span rejected the first time is rejected again for its reason.
+func TestConvertSentAgain(t *testing.T) {
+	data, err := os.ReadFile(fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := ptraceotlp.NewExportRequest()
+	if err := req.UnmarshalJSON(data); err != nil {
+		t.Fatal(err)
+	}
+	conv := NewConverter(mapping.Default(), Options{})
+	once := conv.Convert(req.Traces(), nil)
+	if len(once.Events) == 0 || once.Duplicates != 0 {
+		t.Fatalf("first: %d events, %d duplicates", len(once.Events), once.Duplicates)
+	}
+	again := conv.Convert(req.Traces(), nil)
+	if !reflect.DeepEqual(once.Events, again.Events) {
+		t.Errorf("sent again: %d events, not the first %d", len(again.Events), len(once.Events))
+	}
+	if again.Duplicates == 0 || !reflect.DeepEqual(once.Rejected, again.Rejected) {
+		t.Errorf("sent again: %d duplicates, rejected %v (first %v)", again.Duplicates, again.Rejected, once.Rejected)
+	}
 }
