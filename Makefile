@@ -15,7 +15,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo deve
 COMMIT  ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null)
 LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
-.PHONY: all deps chdb build install test test-race lint bench fuzz run check-examples clean
+.PHONY: all deps chdb build install test test-race lint bench fuzz fuzz-smoke run check-examples clean
 
 all: build
 
@@ -64,6 +64,10 @@ fuzz:
 	  done; \
 	done
 	$(GO) test ./monitor/ -run TestDifferential -diff.cases=$(DIFF_CASES) -count=1
+
+## fuzz-smoke: every fuzz target for 5 s and a short differential run (CI runs it after the tests)
+fuzz-smoke:
+	$(MAKE) fuzz FUZZTIME=5s DIFF_CASES=20000
 
 ## run: install the embedded ClickHouse engine if missing, build, start `ponens serve` (embedded NATS JetStream and ClickHouse store, workers, alerts) with a demo fleet; Ctrl-C stops
 run: chdb build

@@ -116,6 +116,7 @@ or on SIGINT or SIGTERM.`,
 	_ = fl.MarkHidden("samples")
 	_ = fl.MarkHidden("cpuprofile")
 	_ = fl.MarkHidden("memprofile")
+	cmd.AddCommand(newBenchReportCommand())
 	return cmd
 }
 

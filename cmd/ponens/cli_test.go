@@ -284,6 +284,8 @@ func TestCLIExitCodes(t *testing.T) {
 		{name: "serve demo flag without --demo", args: []string{"serve", "--rules", ex("rules"), "--agents", "3"}, code: 2, want: "ponens serve: --agents shapes the demo fleet: give --demo with it"},
 		{name: "bench built-in rules", args: []string{"bench", "--duration", "1s", "--runs", "20", "--rate", "200"}, want: "(the built-in examples)"},
 		{name: "bench service down", args: []string{"bench", "--url", down}, code: 3, want: "ponens bench: connect to " + down},
+		{name: "bench report unwritable out", args: []string{"bench", "report", "--out", filepath.Join(work, "no", "such", "report.md")}, code: 2, want: "ponens bench report: --out: open "},
+		{name: "bench report zero duration", args: []string{"bench", "report", "--duration", "0s"}, code: 2, want: "ponens bench report: --duration and --events must be positive"},
 
 		{name: "trace symbols", args: []string{"trace", "symbols", ex("record/payments.json")}, want: "6 symbols: 2 fresh, 1 out of date (M), 3 unknown (?)"},
 		{name: "trace symbol unknown", args: []string{"trace", "symbol", ex("record/payments.json"), "nosuch", "--json"}, want: `{"symbol":"nosuch","known":false}`},
