@@ -34,12 +34,23 @@ func runChild(ctx context.Context, env []string, bin string, args ...string) (*c
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout, cmd.Stderr = &c.stdout, &c.stderr
 	start := time.Now()
-	err := cmd.Run()
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	done := make(chan struct{})
+	hwm := make(chan int64, 1)
+	go func() { hwm <- pollPeak(cmd.Process.Pid, done) }()
+	err := cmd.Wait()
 	c.wall = time.Since(start)
+	close(done)
+	c.maxRSS = <-hwm
 	if cmd.ProcessState != nil {
 		c.code = cmd.ProcessState.ExitCode()
-		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-			c.maxRSS = int64(ru.Maxrss) * 1024 // kilobytes on Linux
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok && c.maxRSS == 0 {
+			// Without /proc: the kernel's figure, which for a child
+			// started from this process can include this process's
+			// resident memory at the start.
+			c.maxRSS = int64(ru.Maxrss) * 1024
 		}
 	}
 	var exit *exec.ExitError
@@ -47,6 +58,31 @@ func runChild(ctx context.Context, env []string, bin string, args ...string) (*c
 		err = nil // the exit code is the caller's to judge
 	}
 	return c, err
+}
+
+// pollPeak reads the peak resident memory (VmHWM) of process pid every
+// 20 ms until done, and returns the last value read, in bytes; 0 when it
+// could not be read.
+func pollPeak(pid int, done <-chan struct{}) int64 {
+	file := fmt.Sprintf("/proc/%d/status", pid)
+	var peak int64
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if data, err := os.ReadFile(file); err == nil {
+			for _, line := range strings.Split(string(data), "\n") {
+				var kb int64
+				if _, err := fmt.Sscanf(line, "VmHWM: %d kB", &kb); err == nil {
+					peak = max(peak, kb*1024)
+				}
+			}
+		}
+		select {
+		case <-done:
+			return peak
+		case <-tick.C:
+		}
+	}
 }
 
 // failed says why a child did not give a figure.
