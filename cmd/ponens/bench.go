@@ -14,24 +14,20 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go"
-	natsjs "github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/ponens/ponens/config"
 	"github.com/ponens/ponens/examples"
 	"github.com/ponens/ponens/internal/loadgen"
-	"github.com/ponens/ponens/monitor/worker"
+	"github.com/ponens/ponens/internal/pipeline"
 	"github.com/ponens/ponens/policy/ruleset"
-	"github.com/ponens/ponens/query/alert"
 	"github.com/ponens/ponens/schema"
+	"github.com/ponens/ponens/sink/chdb"
 	"github.com/ponens/ponens/transport"
 )
 
@@ -53,6 +49,7 @@ type benchFlags struct {
 	maxBacklog   int
 	drainTimeout time.Duration
 	asJSON       bool
+	noStore      bool
 	cpuProfile   string
 	memProfile   string
 	samples      string
@@ -77,8 +74,11 @@ there are violations and alerts to time.
 Without --url it starts the pipeline of ` + "`ponens serve`" + ` in this process, on
 loopback, with a temporary JetStream store that is removed afterwards:
 an embedded NATS server, --workers monitor workers with --rules (default:
-the example rules built into the binary, those of examples/rules) and the
-alert stage; the resident memory is then this process's. With --url it
+the example rules built into the binary, those of examples/rules), the
+alert stage and the sink into an embedded store in the same temporary
+directory (--no-store: none; without the engine installed by make deps it
+runs without, and the report's store line says which); the resident memory
+is then this process's. With --url it
 loads a running ` + "`ponens serve`" + ` (same --prefix and --partitions) and does
 not measure its memory. docs/LOAD.md defines every figure. Stops by itself,
 or on SIGINT or SIGTERM.`,
@@ -110,6 +110,7 @@ or on SIGINT or SIGTERM.`,
 	fl.IntVar(&f.maxBacklog, "max-backlog", 50_000, "hold publishing back while more events than this wait for a worker")
 	fl.DurationVar(&f.drainTimeout, "drain-timeout", 60*time.Second, "how long to wait for the workers to catch up")
 	fl.BoolVar(&f.asJSON, "json", false, "print the result as one JSON object")
+	fl.BoolVar(&f.noStore, "no-store", false, "embedded: run without the sink into the embedded store")
 	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the load to this file")
 	fl.StringVar(&f.memProfile, "memprofile", "", "write a heap profile at the measuring point to this file")
 	fl.StringVar(&f.samples, "samples", "", "write every latency sample (kind, published at, latency) as CSV to this file")
@@ -122,7 +123,7 @@ or on SIGINT or SIGTERM.`,
 
 func runBench(cmd *cobra.Command, f *benchFlags) error {
 	if f.url != "" {
-		for _, name := range []string{"workers", "rules", "formula", "id"} {
+		for _, name := range []string{"workers", "rules", "formula", "id", "no-store"} {
 			if cmd.Flags().Changed(name) {
 				return exitWith(exitBadInput, "ponens bench: --%s is for the embedded pipeline; with --url the running server's workers and rules are used", name)
 			}
@@ -150,7 +151,7 @@ func runBench(cmd *cobra.Command, f *benchFlags) error {
 	}
 	natsCfg := cfg.NATS
 	natsCfg.URL = f.url
-	url, where := f.url, ""
+	url, where, storeRan := f.url, "", ""
 	if f.url == "" {
 		set, err := benchRules(cmd, &f.rf)
 		if err != nil {
@@ -170,12 +171,13 @@ func runBench(cmd *cobra.Command, f *benchFlags) error {
 			level.Set(slog.LevelError)
 			e.stop()
 		}()
-		url, natsCfg = e.srv.ClientURL(), e.cfg
+		url, natsCfg = e.p.URL(), e.cfg
 		rules := fmt.Sprintf("%d rules", len(set.Rules))
 		if !cmd.Flags().Changed("rules") && !cmd.Flags().Changed("formula") {
 			rules += " (the built-in examples)"
 		}
-		where = fmt.Sprintf("embedded pipeline on %s: NATS JetStream (temporary store), %d workers, %s, alert stage", url, f.workers, rules)
+		where = fmt.Sprintf("embedded pipeline on %s: NATS JetStream (temporary store), %d workers, %s, alert stage, %s", url, f.workers, rules, e.store)
+		storeRan = e.store
 		if memLimit > 0 {
 			where += fmt.Sprintf("; Go memory limit %d MiB (runtime.memory_limit)", memLimit>>20)
 		}
@@ -219,6 +221,7 @@ func runBench(cmd *cobra.Command, f *benchFlags) error {
 	if runErr != nil && res.Published == 0 {
 		return runErr
 	}
+	res.Store = storeRan
 	if f.samples != "" {
 		if err := writeSamples(f.samples, res.Samples); err != nil {
 			return err
@@ -282,71 +285,76 @@ func rateText(rate float64, backlog int) string {
 	return fmt.Sprintf("%g events/s", rate)
 }
 
-// startEmbedded starts a NATS server with JetStream in a temporary
-// directory, provisions the streams, and starts f.workers workers and the
-// alert stage, as `ponens serve` does with cfg (its NATS stream settings,
-// worker tunables and server TLS; the prefix and partitions of f): with
-// generated per-role nkeys in the temporary directory, each part
-// connecting in its role. It returns once the workers share every
-// partition and the alert stage listens.
+// startEmbedded starts, in a temporary directory, the pipeline of
+// `ponens serve` under cfg (its NATS stream settings, worker tunables and
+// server TLS; the prefix and partitions of f): an embedded NATS server
+// with generated per-role nkeys, each part connecting in its role,
+// f.workers workers, the alert stage, and the sink into an embedded store
+// in the same directory unless f.noStore. It returns once the workers
+// share every partition and the alert stage and the sink have their
+// consumers. store says whether the store runs, and if not, why.
 func startEmbedded(ctx context.Context, f *benchFlags, cfg config.Config, set *ruleset.Set, log *slog.Logger) (_ *embeddedServer, err error) {
 	dir, err := os.MkdirTemp("", "ponens-bench-*")
 	if err != nil {
 		return nil, err
 	}
-	e := &embeddedServer{dir: dir, log: log}
+	e := &embeddedServer{dir: dir, log: log, closeStore: func() {}}
 	defer func() {
 		if err != nil {
 			e.stop()
 		}
 	}()
 	natsCfg := cfg.NATS
-	natsCfg.StoreDir, natsCfg.Prefix, natsCfg.Partitions = dir, f.prefix, f.partitions
+	natsCfg.StoreDir, natsCfg.Prefix, natsCfg.Partitions = filepath.Join(dir, "nats"), f.prefix, f.partitions
 	natsCfg.User, natsCfg.Password, natsCfg.NkeySeedFile, natsCfg.CredsFile = "", "", "", ""
 	natsCfg.Server.Users = config.ServerUsers{}
-	users, tls, err := embeddedAuth(natsCfg, func(string, ...any) {})
-	if err != nil {
-		return nil, exitWith(exitBadInput, "ponens bench: %v", err)
-	}
-	e.srv, err = transport.StartEmbedded(transport.EmbeddedOptions{Listen: "127.0.0.1:-1", StoreDir: dir, Name: "ponens-bench",
-		Users: users, TLS: tls, Subjects: streamConfig(natsCfg).Subjects()})
-	if err != nil {
-		return nil, exitWith(exitBadInput, "ponens bench: %v", err)
-	}
-	natsCfg.URL = e.srv.ClientURL()
-	e.cfg = natsCfg
-	nc, js, err := openStreams(ctx, natsCfg, transport.RoleAdmin, "ponens bench")
+	emb, _, err := embeddedNATS(natsCfg, "ponens bench", "127.0.0.1:-1", "ponens-bench", io.Discard)
 	if err != nil {
 		return nil, err
 	}
-	e.conns = append(e.conns, nc)
-	wc, err := connectNATS(natsCfg, transport.RoleWorker, "ponens bench", false)
-	if err != nil {
-		return nil, err
-	}
-	e.conns = append(e.conns, wc)
-	ac, err := connectNATS(natsCfg, transport.RoleAlert, "ponens bench", false)
-	if err != nil {
-		return nil, err
-	}
-	e.conns = append(e.conns, ac)
 	sub := streamConfig(natsCfg).Subjects()
+	ids := make([]string, f.workers)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("bench-%d-%d", os.Getpid(), i)
+	}
+	opts := pipeline.Options{
+		NATS:     pipelineNATS(natsCfg, transport.RoleAdmin, "ponens bench", false, log),
+		Subjects: sub, Logger: log,
+		Workers: &pipeline.WorkersOptions{IDs: ids, Worker: workerOptions(cfg, set)},
+		Alerts:  &pipeline.AlertOptions{},
+	}
+	opts.NATS.Embedded = emb
+	e.store = "no store (--no-store)"
+	if !f.noStore {
+		storeCfg := cfg.Store
+		storeCfg.Path, storeCfg.DSN = filepath.Join(dir, "store"), ""
+		st, closeStore, err := openStore(storeCfg)
+		switch {
+		case errors.Is(err, chdb.ErrNoLibrary):
+			e.store = "no store (the embedded engine is not installed: make deps)"
+		case err != nil:
+			return nil, storeExit(storeCfg, err, " (give --no-store to run without it)")
+		default:
+			e.closeStore = closeStore
+			e.store = "sink into the embedded store (temporary)"
+			opts.Sink = sinkOptions(cfg, st, nil)
+		}
+	}
+	e.p, err = pipeline.New(ctx, opts)
+	if err != nil {
+		return nil, pipelineExit("ponens bench", err)
+	}
+	e.cfg = natsCfg
+	e.cfg.URL = e.p.URL()
 	runCtx, cancel := context.WithCancel(context.Background())
 	e.cancel = cancel
-	e.g, runCtx = errgroup.WithContext(runCtx)
-	workers := make([]*worker.Worker, f.workers)
-	wjs := newJetStream(wc)
-	for i := range workers {
-		workers[i], err = worker.New(wc, wjs, workerOptions(fmt.Sprintf("bench-%d-%d", os.Getpid(), i), sub, set, wjs, log, cfg))
-		if err != nil {
-			return nil, err
-		}
-		w := workers[i]
-		e.g.Go(func() error { return w.Run(runCtx) })
-	}
-	e.g.Go(func() error { return alert.New(ac, newJetStream(ac), sub, sub.Prefix+"-alerts").Run(runCtx) })
-	if err := waitReady(ctx, runCtx, js, workers, sub); err != nil {
-		return nil, err
+	e.running = make(chan struct{})
+	e.g.Go(func() error {
+		defer close(e.running)
+		return e.p.Run(runCtx)
+	})
+	if err := e.p.Settled(ctx, 30*time.Second, e.running); err != nil {
+		return nil, fmt.Errorf("ponens bench: the embedded pipeline: %w", err)
 	}
 	return e, nil
 }
@@ -354,17 +362,18 @@ func startEmbedded(ctx context.Context, f *benchFlags, cfg config.Config, set *r
 // embeddedServer is the pipeline of `ponens serve`, in this process, on
 // loopback.
 type embeddedServer struct {
-	srv    *server.Server
-	cfg    config.NATSConfig // how its clients connect
-	conns  []*nats.Conn
-	cancel context.CancelFunc
-	g      *errgroup.Group
-	dir    string
-	log    *slog.Logger
+	p          *pipeline.Pipeline
+	cfg        config.NATSConfig // how its clients connect
+	store      string            // whether the sink runs, for the report
+	closeStore func()
+	cancel     context.CancelFunc
+	running    chan struct{}
+	g          errgroup.Group
+	dir        string
+	log        *slog.Logger
 }
 
-// stop stops the workers and the alert stage, the server, and removes the
-// store.
+// stop stops the pipeline and the store, and removes the directory.
 func (e *embeddedServer) stop() {
 	if e.cancel != nil {
 		e.cancel()
@@ -372,51 +381,11 @@ func (e *embeddedServer) stop() {
 			e.log.Warn("bench: pipeline", "err", err)
 		}
 	}
-	for _, nc := range e.conns {
-		nc.Close()
+	if e.p != nil {
+		e.p.Close()
 	}
-	if e.srv != nil {
-		e.srv.Shutdown()
-		e.srv.WaitForShutdown()
-	}
+	e.closeStore()
 	_ = os.RemoveAll(e.dir)
-}
-
-// waitReady waits, at most 30 seconds, until the workers own every
-// partition between them, the ownership has not changed for two balancing
-// periods, and the alert stage's consumer exists: a load started earlier
-// would measure partitions moving between workers.
-func waitReady(ctx, runCtx context.Context, js natsjs.JetStream, workers []*worker.Worker, sub schema.Subjects) error {
-	deadline := time.Now().Add(30 * time.Second)
-	var last string
-	var since time.Time
-	for {
-		var owned []int
-		for _, w := range workers {
-			owned = append(owned, w.Owned()...)
-		}
-		slices.Sort(owned)
-		state := fmt.Sprint(owned)
-		if state != last {
-			last, since = state, time.Now()
-		}
-		complete := len(owned) == sub.Partitions && len(slices.Compact(owned)) == sub.Partitions
-		if complete && time.Since(since) >= 2*time.Second {
-			if _, err := js.Consumer(ctx, schema.StreamVerdicts, sub.Prefix+"-alerts"); err == nil {
-				return nil
-			}
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("ponens bench: the embedded workers did not settle on the %d partitions in 30s (they own %s)", sub.Partitions, state)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-runCtx.Done():
-			return errors.New("ponens bench: the embedded pipeline stopped before the load started")
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
 }
 
 // measureProcess measures this process, which holds the embedded pipeline:
@@ -484,10 +453,13 @@ func printBench(out io.Writer, r loadgen.Result, remote bool, workers int) {
 		fmt.Fprintf(out, "lost      %d verdicts/alerts dropped by the listener (slow consumer), %d without a publish time\n", r.Dropped, r.Missed)
 	}
 	fmt.Fprintf(out, "open runs %d of %d (the workers' checkpoints at the measuring point)\n", r.OpenRuns, r.Runs)
+	if r.Store != "" {
+		fmt.Fprintf(out, "store     %s\n", r.Store)
+	}
 	if remote {
 		fmt.Fprintln(out, "rss       not measured: the server runs in another process (rss_bytes is 0); read its VmRSS there")
 	} else {
-		fmt.Fprintf(out, "rss       %s (VmRSS of this process: embedded NATS server, %d workers, alert stage and the load generator; peak %s, Go heap in use %s, publish-time bookkeeping %s)\n",
+		fmt.Fprintf(out, "rss       %s (VmRSS of this process: embedded NATS server, %d workers, alert stage, the store when it ran, and the load generator; peak %s, Go heap in use %s, publish-time bookkeeping %s)\n",
 			mib(r.RSSBytes), workers, mib(r.PeakRSSBytes), mib(r.HeapBytes), mib(r.RecorderBytes))
 	}
 	if r.CPUSeconds > 0 && r.Events > 0 {

@@ -3,11 +3,7 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
-	"io"
 	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
@@ -19,6 +15,7 @@ import (
 
 	"github.com/ponens/ponens/config"
 	"github.com/ponens/ponens/ingest/gateway"
+	"github.com/ponens/ponens/internal/pipeline"
 	"github.com/ponens/ponens/transport"
 )
 
@@ -58,12 +55,16 @@ cannot be listened on, 3 when NATS cannot be reached.`,
 			defer stop()
 			log := newLogger(cmd, cfg.Log.Level)
 			setMemoryLimit(cfg.Runtime, log)
-			nc, js, err := openStreamsPatiently(ctx, cfg.NATS, transport.RoleGateway, "ponens ingest", log)
+			p, err := pipeline.New(ctx, pipeline.Options{
+				NATS:     pipelineNATS(cfg.NATS, transport.RoleGateway, "ponens ingest", true, log),
+				Subjects: subjectsOf(cfg), Logger: log, Announce: cmd.ErrOrStderr(),
+				Gateway: gatewayOptions(cfg, gateway.NewMetrics(), log),
+			})
 			if err != nil {
-				return err
+				return pipelineExit("ponens ingest", err)
 			}
-			defer nc.Close()
-			return orExit(exitUnavailable, runGateway(ctx, cfg, nc, js, gateway.NewMetrics(), log, cmd.ErrOrStderr()))
+			defer p.Close()
+			return orExit(exitUnavailable, p.Run(ctx))
 		},
 	}
 	cmd.Flags().String("listen", "", "host:port to serve on (gateway.listen, default 127.0.0.1:8080)")
@@ -71,90 +72,6 @@ cannot be listened on, 3 when NATS cannot be reached.`,
 	cmd.Flags().Int64("max-body", 0, "largest request body in bytes (gateway.max_body_bytes, default 8 MiB)")
 	cmd.Flags().String("token", "", "bearer token POSTs must carry (gateway.token; prefer PONENS_GATEWAY_TOKEN)")
 	return cmd
-}
-
-// limitCheckEvery is how often the gateway compares the streams with
-// their bounds (nats.limit_alarm).
-const limitCheckEvery = 10 * time.Second
-
-// runGateway serves the HTTP ingest gateway, with metrics at /metrics, on
-// gateway.listen until ctx ends, then stops once the requests in progress
-// are answered. It says where it listens on announce.
-func runGateway(ctx context.Context, cfg config.Config, nc *nats.Conn, js natsjs.JetStream, metrics *gateway.Metrics, log *slog.Logger, announce io.Writer) error {
-	subjects := streamConfig(cfg.NATS).Subjects()
-	pub := transport.NewPublisher(js, subjects, transport.PublisherOptions{})
-	defer pub.Close()
-	handler := gateway.New(gateway.Options{
-		MaxBodyBytes:   cfg.Gateway.MaxBodyBytes,
-		MaxEventBytes:  cfg.Trace.MaxEventBytes,
-		Token:          cfg.Gateway.Token,
-		Health:         natsHealth(nc),
-		DeadLetterRate: float64(cfg.Gateway.DeadLetterRate),
-		Streams: func(ctx context.Context) (any, error) {
-			return transport.Usage(ctx, js, cfg.NATS.LimitAlarm)
-		},
-		Metrics: metrics,
-		Logger:  log,
-	}, pub, loggedDeadLetters{transport.NewDeadLetters(js, subjects), log})
-	recv := otlpReceiver(cfg, pub, log)
-	handler = withOTLP(handler, recv)
-	ln, err := net.Listen("tcp", cfg.Gateway.Listen)
-	if err != nil {
-		return exitWith(exitBadInput, "gateway.listen: %v", err)
-	}
-	otlpAddr, stopOTLP, err := serveOTLP(cfg, recv, log) // listening before the gateway is announced
-	if err != nil {
-		ln.Close()
-		return err
-	}
-	defer stopOTLP()
-	srv := gateway.NewServer(gatewayServerOptions(cfg, log), handler)
-	auth := ""
-	if cfg.Gateway.Token != "" {
-		auth = ", bearer token required"
-	}
-	fmt.Fprintf(announce, "gateway   http://%s/v1/events (POST), publishing to %s%s\n", ln.Addr(), natsURL(cfg.NATS), auth)
-	fmt.Fprintf(announce, "otlp      http://%s/v1/traces (POST, OpenTelemetry GenAI spans)\n", ln.Addr())
-	if otlpAddr != nil {
-		fmt.Fprintf(announce, "otlp      http://%s/v1/traces (POST, otlp.listen)\n", otlpAddr)
-	}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	watchCtx, stopWatch := context.WithCancel(ctx)
-	watched := make(chan struct{})
-	go func() {
-		defer close(watched)
-		_ = transport.WatchLimits(watchCtx, js, cfg.NATS.LimitAlarm, limitCheckEvery, log, metrics.ObserveStreams)
-	}()
-	defer func() { stopWatch(); <-watched }()
-	select {
-	case <-ctx.Done():
-	case err := <-served:
-		return err
-	}
-	down, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	err = errors.Join(srv.Shutdown(down), stopOTLP())
-	if serr := <-served; !errors.Is(serr, http.ErrServerClosed) {
-		err = errors.Join(err, serr)
-	}
-	if perr := pub.Close(); perr != nil {
-		err = errors.Join(err, perr)
-	}
-	if err != nil {
-		return fmt.Errorf("stopping: %w", err)
-	}
-	return nil
-}
-
-// gatewayServerOptions are the HTTP server limits of the gateway's
-// configuration.
-func gatewayServerOptions(cfg config.Config, log *slog.Logger) gateway.ServerOptions {
-	return gateway.ServerOptions{
-		ReadTimeout: cfg.Gateway.ReadTimeout, WriteTimeout: cfg.Gateway.WriteTimeout, IdleTimeout: cfg.Gateway.IdleTimeout,
-		MaxConcurrent: cfg.Gateway.MaxConcurrent, MaxInFlightBytes: cfg.Gateway.MaxInFlightBytes,
-		MaxBodyBytes: cfg.Gateway.MaxBodyBytes, Logger: log,
-	}
 }
 
 // commandContext ends when cmd's context does or on SIGINT or SIGTERM.
@@ -275,14 +192,4 @@ func provisionWithin(ctx context.Context, js natsjs.JetStream, c config.NATSConf
 		}
 	}
 	return transport.Provision(ctx, js, streamConfig(c))
-}
-
-// natsHealth reports an error unless nc is connected.
-func natsHealth(nc *nats.Conn) func() error {
-	return func() error {
-		if s := nc.Status(); s != nats.CONNECTED {
-			return fmt.Errorf("nats: %s", s)
-		}
-		return nil
-	}
 }

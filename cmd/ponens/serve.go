@@ -5,25 +5,22 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	natsjs "github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/ponens/ponens/config"
 	"github.com/ponens/ponens/ingest/gateway"
 	"github.com/ponens/ponens/internal/fleet"
+	"github.com/ponens/ponens/internal/pipeline"
 	"github.com/ponens/ponens/monitor/worker"
 	"github.com/ponens/ponens/policy/ruleset"
 	"github.com/ponens/ponens/query/alert"
@@ -57,19 +54,6 @@ func registerNATS(cmd *cobra.Command, embedded bool) {
 }
 
 func subjectsOf(c config.Config) schema.Subjects { return streamConfig(c.NATS).Subjects() }
-
-// workerOptions are the options of a monitor worker under c. Its dead
-// letters are logged at warn level and its violations at info level.
-func workerOptions(id string, sub schema.Subjects, set *ruleset.Set, js natsjs.JetStream, log *slog.Logger, c config.Config) worker.Options {
-	dl := loggedDeadLetters{transport.NewDeadLetters(js, sub), log}
-	return worker.Options{ID: id, Subjects: sub, Rules: set, Logger: log,
-		LeaseTTL: c.Worker.LeaseTTL, CheckpointEvery: c.Worker.CheckpointEvery, IdleAfter: c.Worker.IdleAfter,
-		GapTimeout: c.Worker.GapTimeout, MaxBuffered: c.Worker.MaxBuffered, MaxEventBytes: c.Trace.MaxEventBytes, Replicas: c.NATS.Replicas,
-		DeadLetter: func(ctx context.Context, reason string, err error, payload []byte) error {
-			return dl.Send(ctx, reason, schema.SourceWorker, err, payload)
-		},
-		Violated: logViolation(log)}
-}
 
 func newServeCommand() *cobra.Command {
 	var (
@@ -131,71 +115,51 @@ nats.store_dir pick their role's seed up (docs/security.md).`,
 			}
 			defer rw.close()
 			metrics := gateway.NewMetrics() // the gateway's and the sink's, at the gateway's /metrics
-			storeRun, closeStore, err := serveStore(cmd, cfg, metrics.Registerer(), log, out)
+			store, closeStore, err := serveStore(cmd, cfg, metrics.Registerer(), log)
 			if err != nil {
 				return err
 			}
 			defer closeStore()
-			if cfg.NATS.URL == "" {
-				srv, err := startServeNATS(cfg, out)
-				if err != nil {
-					return err
-				}
-				defer srv.Shutdown()
-				cfg.NATS.URL = srv.ClientURL()
-			}
-			nc, js, err := openStreamsPatiently(ctx, cfg.NATS, transport.RoleAdmin, "ponens serve", log)
-			if err != nil {
-				return err
-			}
-			defer nc.Close()
-			parts := map[transport.Role]*nats.Conn{}
-			for _, role := range []transport.Role{transport.RoleGateway, transport.RoleWorker, transport.RoleAlert} {
-				c, err := connectNATS(cfg.NATS, role, "ponens serve", false)
-				if err != nil {
-					return err
-				}
-				defer c.Close()
-				parts[role] = c
+			host, _ := os.Hostname()
+			var ids []string
+			for i := range workers {
+				ids = append(ids, fmt.Sprintf("%s-%d-%d", host, os.Getpid(), i))
 			}
 			sub := subjectsOf(cfg)
+			opts := pipeline.Options{
+				NATS:     pipelineNATS(cfg.NATS, transport.RoleAdmin, "ponens serve", true, log),
+				Subjects: sub, Logger: log, Announce: out,
+				Gateway: gatewayOptions(cfg, metrics, log),
+				Workers: &pipeline.WorkersOptions{IDs: ids, Worker: workerOptions(cfg, set)},
+				Reload:  func(ctx context.Context, ws []*worker.Worker) error { return rw.run(ctx, log, out, ws) },
+				Alerts:  &pipeline.AlertOptions{Notify: true, DashboardURL: dashboardURL},
+				Sink:    store,
+			}
+			how := ""
+			if cfg.NATS.URL == "" {
+				if opts.NATS.Embedded, how, err = embeddedNATS(cfg.NATS, "ponens serve", cfg.NATS.Listen, "ponens", out); err != nil {
+					return err
+				}
+			}
+			p, err := pipeline.New(ctx, opts)
+			if err != nil {
+				return pipelineExit("ponens serve", err)
+			}
+			defer p.Close()
+			if srv := p.Server(); srv != nil {
+				fmt.Fprintf(out, "nats      %s (embedded, JetStream in %s; %s)\n", srv.ClientURL(), cfg.NATS.StoreDir, how)
+			}
 			fmt.Fprintf(out, "events    publish on %s.events.<runId>, %d partitions\n", sub.Prefix, sub.Partitions)
 			fmt.Fprintf(out, "verdicts  stream %s (%s)\n", schema.StreamVerdicts, sub.VerdictsIn())
 			fmt.Fprintf(out, "alerts    %s.alerts.<rule>; subscriptions in bucket %s (ponens alerts)\n", sub.Prefix, sub.Bucket(schema.BucketAlerts))
 			fmt.Fprintf(out, "decide    request %s.decide.<partition>\n", sub.Prefix)
 			fmt.Fprintf(out, "rules     %d loaded, %s\n", len(set.Rules), rw.what())
-			g, gctx := errgroup.WithContext(ctx)
-			gwc, gwjs := parts[transport.RoleGateway], newJetStream(parts[transport.RoleGateway])
-			g.Go(func() error { return runGateway(gctx, cfg, gwc, gwjs, metrics, log, out) })
-			host, _ := os.Hostname()
-			var ws []*worker.Worker
-			wc, wjs := parts[transport.RoleWorker], newJetStream(parts[transport.RoleWorker])
-			for i := range workers {
-				w, err := worker.New(wc, wjs, workerOptions(fmt.Sprintf("%s-%d-%d", host, os.Getpid(), i), sub, set, wjs, log, cfg))
-				if err != nil {
-					return orExit(exitUnavailable, err)
-				}
-				ws = append(ws, w)
-				g.Go(func() error { return w.Run(gctx) })
-			}
-			g.Go(func() error { return rw.run(gctx, log, out, ws) })
-			ac := parts[transport.RoleAlert]
-			ajs := newJetStream(ac)
-			akv, err := alert.OpenStore(ctx, ajs, sub)
-			if err != nil {
-				return orExit(exitUnavailable, err)
-			}
-			dispatch := alert.New(ac, ajs, sub, sub.Prefix+"-alerts")
-			dispatch.Notifier = alert.NewNotifier(ac, akv)
-			dispatch.Notifier.DashboardURL = dashboardURL
-			g.Go(func() error { return dispatch.Run(gctx) })
-			if storeRun != nil {
-				g.Go(func() error { return storeRun(gctx, cfg) })
-			}
 			if demo {
-				g.Go(func() error { return orExit(exitUnavailable, runDemo(gctx, out, nc, js, sub, demoCfg, 0)) })
+				p.Add(pipeline.Actor{Name: "demo", Run: func(ctx context.Context) error {
+					return orExit(exitUnavailable, runDemo(ctx, out, p.Conn(), p.JetStream(), sub, demoCfg, 0))
+				}})
 			}
-			err = g.Wait()
+			err = p.Run(ctx)
 			fmt.Fprintln(out, "stopped")
 			return orExit(exitUnavailable, err)
 		},
@@ -209,36 +173,6 @@ nats.store_dir pick their role's seed up (docs/security.md).`,
 	registerServeStore(cmd)
 	registerFleet(cmd, &demoCfg)
 	return cmd
-}
-
-// startServeNATS starts the embedded server of serve, requiring the users
-// and TLS of embeddedAuth, and says so on out.
-func startServeNATS(cfg config.Config, out io.Writer) (*server.Server, error) {
-	say := func(format string, args ...any) { fmt.Fprintf(out, format+"\n", args...) }
-	users, tls, err := embeddedAuth(cfg.NATS, say)
-	if err != nil {
-		return nil, exitWith(exitBadInput, "ponens serve: %v", err)
-	}
-	srv, err := transport.StartEmbedded(transport.EmbeddedOptions{Listen: cfg.NATS.Listen, StoreDir: filepath.Clean(cfg.NATS.StoreDir), Name: "ponens",
-		Users: users, TLS: tls, Subjects: subjectsOf(cfg)})
-	if err != nil {
-		return nil, exitWith(exitBadInput, "ponens serve: %v", err)
-	}
-	how := "no TLS"
-	if tls != nil {
-		how = "TLS"
-		if tls.ClientCerts {
-			how += ", client certificates required"
-		}
-	}
-	say("nats      %s (embedded, JetStream in %s; %s)", srv.ClientURL(), cfg.NATS.StoreDir, how)
-	return srv, nil
-}
-
-// newJetStream is the JetStream context of a connection of serve.
-func newJetStream(nc *nats.Conn) natsjs.JetStream {
-	js, _ := natsjs.New(nc, natsjs.WithPublishAsyncTimeout(transport.DefaultTimeout)) // fails only without a connection
-	return js
 }
 
 func registerFleet(cmd *cobra.Command, c *fleet.Config) {
@@ -283,25 +217,23 @@ nats.listen.`,
 				return exitWith(exitBadInput, "ponens worker: %v", err)
 			}
 			defer rw.close()
-			nc, js, err := openStreamsPatiently(ctx, cfg.NATS, transport.RoleWorker, "ponens worker", log)
-			if err != nil {
-				return err
-			}
-			defer nc.Close()
 			if name == "" {
 				host, _ := os.Hostname()
 				name = fmt.Sprintf("%s-%d", host, os.Getpid())
 			}
-			w, err := worker.New(nc, js, workerOptions(name, subjectsOf(cfg), set, js, log, cfg))
-			if err != nil {
-				return orExit(exitUnavailable, err)
-			}
 			out := cmd.OutOrStdout()
+			p, err := pipeline.New(ctx, pipeline.Options{
+				NATS:     pipelineNATS(cfg.NATS, transport.RoleWorker, "ponens worker", true, log),
+				Subjects: subjectsOf(cfg), Logger: log, Announce: out,
+				Workers: &pipeline.WorkersOptions{IDs: []string{name}, Worker: workerOptions(cfg, set)},
+				Reload:  func(ctx context.Context, ws []*worker.Worker) error { return rw.run(ctx, log, out, ws) },
+			})
+			if err != nil {
+				return pipelineExit("ponens worker", err)
+			}
+			defer p.Close()
 			fmt.Fprintf(out, "worker %s on %s, %d rules %s\n", name, natsURL(cfg.NATS), len(set.Rules), rw.what())
-			g, gctx := errgroup.WithContext(ctx)
-			g.Go(func() error { return w.Run(gctx) })
-			g.Go(func() error { return rw.run(gctx, log, out, []*worker.Worker{w}) })
-			return orExit(exitUnavailable, g.Wait())
+			return orExit(exitUnavailable, p.Run(ctx))
 		},
 	}
 	registerNATS(cmd, false)

@@ -1,18 +1,16 @@
 package main
 
 import (
-	"context"
 	"errors"
-	"io"
 	"log/slog"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
 	"github.com/ponens/ponens/config"
+	"github.com/ponens/ponens/internal/pipeline"
 	"github.com/ponens/ponens/sink"
 	"github.com/ponens/ponens/sink/chdb"
-	"github.com/ponens/ponens/transport"
 )
 
 // registerServeStore registers serve's store flags.
@@ -21,12 +19,11 @@ func registerServeStore(cmd *cobra.Command) {
 	cmd.Flags().Bool("no-store", false, "do not store verdicts and events in the embedded store")
 }
 
-// serveStore returns what serve runs to store the streams: the sink into
-// the embedded store, opened now, on a connection of its own in the sink
-// role, its metrics registered with reg. Without the engine's library it logs how
-// to install it and returns nil, and serve goes on without the store; so
-// it does with --no-store.
-func serveStore(cmd *cobra.Command, cfg config.Config, reg prometheus.Registerer, log *slog.Logger, out io.Writer) (run func(context.Context, config.Config) error, closeStore func(), err error) {
+// serveStore returns the sink serve runs: into the store of cfg, opened
+// now, its metrics registered with reg. Without the engine's library it
+// logs how to install it and returns nil, and serve goes on without the
+// store; so it does with --no-store.
+func serveStore(cmd *cobra.Command, cfg config.Config, reg prometheus.Registerer, log *slog.Logger) (*pipeline.SinkOptions, func(), error) {
 	if off, _ := cmd.Flags().GetBool("no-store"); off {
 		return nil, func() {}, nil
 	}
@@ -35,19 +32,14 @@ func serveStore(cmd *cobra.Command, cfg config.Config, reg prometheus.Registerer
 		log.Warn("running without the store (ponens sql reads it)", "err", err)
 		return nil, func() {}, nil
 	}
-	if errors.Is(err, errDSN) {
-		return nil, nil, exitWith(exitBadInput, "%v", err)
-	}
 	if err != nil {
-		return nil, nil, exitWith(exitUnavailable, "store %s: %v (give --no-store to run without it)", cfg.Store.Path, err)
+		return nil, nil, storeExit(cfg.Store, err, " (give --no-store to run without it)")
 	}
-	m := sink.NewMetrics(reg)
-	return func(ctx context.Context, cfg config.Config) error {
-		nc, err := connectNATS(cfg.NATS, transport.RoleSink, "ponens serve", false)
-		if err != nil {
-			return err
-		}
-		defer nc.Close()
-		return runSink(ctx, cfg, newJetStream(nc), st, m, log, out)
-	}, closeStore, nil
+	return sinkOptions(cfg, st, sink.NewMetrics(reg)), closeStore, nil
+}
+
+// sinkOptions are the sink's options under cfg, into st.
+func sinkOptions(cfg config.Config, st *openedStore, m *sink.Metrics) *pipeline.SinkOptions {
+	return &pipeline.SinkOptions{Store: st.Appendable, Where: st.where,
+		Sink: sink.Options{BatchRows: cfg.Store.BatchRows, FlushEvery: cfg.Store.FlushEvery, AckWait: cfg.Store.AckWait, Metrics: m}}
 }

@@ -1,23 +1,16 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"maps"
-	"net"
-	"net/http"
-	"time"
 
-	natsjs "github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 
 	"github.com/ponens/ponens/config"
+	"github.com/ponens/ponens/internal/pipeline"
 	"github.com/ponens/ponens/sink"
 	"github.com/ponens/ponens/sink/chdb"
 	"github.com/ponens/ponens/transport"
@@ -63,27 +56,35 @@ use by another process.`,
 			log := newLogger(cmd, cfg.Log.Level)
 			setMemoryLimit(cfg.Runtime, log)
 			st, closeStore, err := openStore(cfg.Store)
-			if errors.Is(err, errDSN) {
-				return exitWith(exitBadInput, "%v", err)
-			}
 			if err != nil {
-				return exitWith(exitUnavailable, "store %s: %v", cfg.Store.Path, err)
+				return storeExit(cfg.Store, err, "")
 			}
 			defer closeStore()
-			nc, js, err := openStreamsPatiently(ctx, cfg.NATS, transport.RoleSink, "ponens sink", log)
-			if err != nil {
-				return err
-			}
-			defer nc.Close()
 			out := cmd.OutOrStdout()
 			var m *sink.Metrics
+			var extra []pipeline.Actor
 			if addr, _ := cmd.Flags().GetString("metrics"); addr != "" {
-				if m, err = serveMetrics(ctx, addr, log); err != nil {
-					return exitWith(exitBadInput, "--metrics: %v", err)
+				reg := prometheus.NewRegistry()
+				reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+				m = sink.NewMetrics(reg)
+				a, _, err := pipeline.MetricsServer("--metrics", addr, reg)
+				if err != nil {
+					return exitWith(exitBadInput, "%v", err)
 				}
+				extra = append(extra, a)
 				fmt.Fprintf(out, "metrics   http://%s/metrics\n", addr)
 			}
-			return orExit(exitUnavailable, runSink(ctx, cfg, js, st, m, log, out))
+			p, err := pipeline.New(ctx, pipeline.Options{
+				NATS:     pipelineNATS(cfg.NATS, transport.RoleSink, "ponens sink", true, log),
+				Subjects: subjectsOf(cfg), Logger: log, Announce: out,
+				Sink:  sinkOptions(cfg, st, m),
+				Extra: extra,
+			})
+			if err != nil {
+				return pipelineExit("ponens sink", err)
+			}
+			defer p.Close()
+			return orExit(exitUnavailable, p.Run(ctx))
 		},
 	}
 	registerNATS(cmd, false)
@@ -92,11 +93,15 @@ use by another process.`,
 	return cmd
 }
 
-// errDSN is openStore's refusal of store.dsn.
-var errDSN = errors.New("store.dsn: storing into a ClickHouse server is not available yet; unset store.dsn (PONENS_STORE_DSN) to use the embedded store")
+// openedStore is a store opened for the sink: what it appends to, and
+// which store it is, for the announcement.
+type openedStore struct {
+	sink.Appendable
+	where string
+}
 
-// openStore opens and migrates the embedded store of c.
-func openStore(c config.StoreConfig) (*chdb.Store, func(), error) {
+// openStore opens and migrates the store of c: the embedded one.
+func openStore(c config.StoreConfig) (*openedStore, func(), error) {
 	if c.DSN != "" {
 		return nil, nil, errDSN
 	}
@@ -108,38 +113,17 @@ func openStore(c config.StoreConfig) (*chdb.Store, func(), error) {
 		e.Close()
 		return nil, nil, err
 	}
-	return chdb.NewStore(e), func() { e.Close() }, nil
+	return &openedStore{chdb.NewStore(e), c.Path + " (embedded)"}, func() { e.Close() }, nil
 }
 
-// serveMetrics serves the sink's metrics, and the Go runtime's and the
-// process's, at addr until ctx ends.
-func serveMetrics(ctx context.Context, addr string, log *slog.Logger) (*sink.Metrics, error) {
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	m := sink.NewMetrics(reg)
-	l, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, err
-	}
-	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	go func() {
-		if err := srv.Serve(l); !errors.Is(err, http.ErrServerClosed) {
-			log.Warn("metrics: the server stopped", "err", err)
-		}
-	}()
-	context.AfterFunc(ctx, func() { srv.Close() })
-	return m, nil
-}
+// errDSN is openStore's refusal of store.dsn.
+var errDSN = errors.New("store.dsn: storing into a ClickHouse server is not available yet; unset store.dsn (PONENS_STORE_DSN) to use the embedded store")
 
-// runSink stores the streams into st until ctx ends.
-func runSink(ctx context.Context, cfg config.Config, js natsjs.JetStream, st sink.Appendable, m *sink.Metrics, log *slog.Logger, out io.Writer) error {
-	sub := subjectsOf(cfg)
-	fmt.Fprintf(out, "store     %s (embedded), from streams %s and %s in batches of up to %d rows\n", cfg.Store.Path, "VERDICTS", "EVENTS", cfg.Store.BatchRows)
-	err := sink.FromStreams(ctx, js, sub, st, sink.Options{BatchRows: cfg.Store.BatchRows, FlushEvery: cfg.Store.FlushEvery, AckWait: cfg.Store.AckWait, Logger: log, Metrics: m})
-	if errors.Is(err, context.Canceled) {
-		return nil
+// storeExit is the exit error of a store that did not open: 2 for a bad
+// setting, 3 otherwise, with hint after the store's name.
+func storeExit(c config.StoreConfig, err error, hint string) error {
+	if errors.Is(err, errDSN) {
+		return exitWith(exitBadInput, "%v", err)
 	}
-	return err
+	return exitWith(exitUnavailable, "store %s: %v%s", c.Path, err, hint)
 }

@@ -186,6 +186,10 @@ type Result struct {
 	// publish to the measuring point (0 when it measured none): with
 	// Events, the cost of an event on a machine shared with other work.
 	CPUSeconds float64 `json:"cpu_seconds,omitempty"`
+	// Store says whether the embedded pipeline ran its sink into the
+	// embedded store, and if not, why; filled in by the caller (empty for
+	// a remote server).
+	Store string `json:"store,omitempty"`
 
 	Runs           int           `json:"-"`
 	Published      int64         `json:"-"` // events of the load handed to the publisher

@@ -1,4 +1,4 @@
-package main
+package pipeline
 
 import (
 	"context"
@@ -9,17 +9,17 @@ import (
 	"github.com/ponens/ponens/schema"
 )
 
-// loggedDeadLetters stores each dead letter with its sink and logs it at
+// LoggedDeadLetters stores each dead letter with its sink and logs it at
 // warn level: reason, run, source and error, one line each.
-type loggedDeadLetters struct {
-	sink gateway.DeadLetterSink
-	log  *slog.Logger
+type LoggedDeadLetters struct {
+	Sink gateway.DeadLetterSink
+	Log  *slog.Logger
 }
 
 // Send logs the dead letter, then stores it.
-func (l loggedDeadLetters) Send(ctx context.Context, reason, source string, err error, payload []byte) error {
-	l.log.Warn("dead letter", "reason", reason, "run", runOf(payload), "source", source, "error", err)
-	return l.sink.Send(ctx, reason, source, err, payload)
+func (l LoggedDeadLetters) Send(ctx context.Context, reason, source string, err error, payload []byte) error {
+	l.Log.Warn("dead letter", "reason", reason, "run", runOf(payload), "source", source, "error", err)
+	return l.Sink.Send(ctx, reason, source, err, payload)
 }
 
 // runOf is the runId of an event payload, or "" when it has none or does
@@ -32,8 +32,8 @@ func runOf(payload []byte) string {
 	return ev.RunID
 }
 
-// logViolation logs a violated verdict at info level: rule, run, agent, seq.
-func logViolation(log *slog.Logger) func(v *schema.VerdictEvent, agent string) {
+// LogViolation logs a violated verdict at info level: rule, run, agent, seq.
+func LogViolation(log *slog.Logger) func(v *schema.VerdictEvent, agent string) {
 	return func(v *schema.VerdictEvent, agent string) {
 		log.Info("violation", "rule", v.Rule.ID, "run", v.RunID, "agent", agent, "seq", v.Seq, "mode", v.Mode)
 	}
