@@ -1,5 +1,6 @@
 // Package alert is the alert stage: it consumes the VERDICTS stream on its
-// own durable consumer and announces every violation on the alerts subject
+// own durable consumer, in batches through transport/source as the sink
+// does, and announces every violation on the alerts subject
 // of its rule (<prefix>.alerts.<rule token>), where subscribers listen.
 // Because it reads the stream rather than the workers, it restarts
 // independently of them and misses nothing while it is down.
@@ -18,6 +19,7 @@ import (
 	segjson "github.com/segmentio/encoding/json"
 
 	"github.com/ponens/ponens/schema"
+	"github.com/ponens/ponens/transport/source"
 )
 
 // Dispatcher forwards violations from the verdicts stream to alert subjects.
@@ -43,57 +45,81 @@ type Alert struct {
 	At      time.Time           `json:"at"`
 }
 
-// Run forwards alerts until ctx ends. It reads the verdicts stream with a
-// pull subscription that keeps up to 4,096 messages in flight and acks each
-// message after its alert, if any, was published: a message lost in flight
-// (a reconnection) is delivered again, never acked unseen. A message that
-// does not decode is logged and acked (it cannot be an alert, and retrying
-// it would not change that).
+// batchRows is the most verdicts the stage reads in one batch.
+const batchRows = 512
+
+// Run forwards alerts until ctx ends. It reads the verdicts stream in
+// batches through a durable source (transport/source), eagerly: a batch is
+// whatever verdicts are there, so a lone violation is not held back to fill
+// one. The verdicts of a batch are forwarded one after another, in stream
+// order, and the batch is acknowledged only after every one of them was
+// delivered: a batch lost in flight (a reconnection, a crash) is delivered
+// again, never acked unseen. A message that does not decode is logged and
+// acked with its batch (it cannot be an alert, and retrying it would not
+// change that). The notifier's grouped notifications are flushed beside it,
+// and Run returns once both stopped.
 func (d *Dispatcher) Run(ctx context.Context) error {
-	c, err := d.consumer(ctx)
+	src, err := d.source(ctx)
 	if err != nil {
 		return err
 	}
-	it, err := c.Messages(jetstream.PullMaxMessages(4096))
-	if err != nil {
-		return fmt.Errorf("alert: consumer: %w", err)
-	}
-	defer it.Stop()
-	if d.Notifier != nil {
-		go d.Notifier.flushLoop(ctx)
-	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	flushed := make(chan struct{})
+	go func() {
+		defer close(flushed)
+		if d.Notifier != nil {
+			d.Notifier.flushLoop(ctx)
+		}
+	}()
+	defer func() { cancel(); <-flushed }()
 	for ctx.Err() == nil {
-		m, err := it.Next(jetstream.NextMaxWait(100 * time.Millisecond))
+		b, err := src.ReadBatch(ctx, 100*time.Millisecond)
 		switch {
-		case errors.Is(err, nats.ErrTimeout):
-			continue
-		case err != nil && ctx.Err() != nil:
+		case ctx.Err() != nil:
+			_ = b.Nak(0)
 			return nil
 		case err != nil:
-			return fmt.Errorf("alert: fetch: %w", err)
+			return fmt.Errorf("alert: %w", err)
 		}
-		if err := d.forward(ctx, m.Data(), m.Headers().Get(schema.HeaderRule)); err != nil {
+		if err := d.forwardBatch(ctx, b); err != nil {
 			if ctx.Err() != nil {
 				return nil // not acknowledged: delivered again after the restart
 			}
 			return err
 		}
-		if err := m.Ack(); err != nil {
-			return fmt.Errorf("alert: ack: %w", err)
-		}
 	}
 	return nil
 }
 
-// consumer returns the durable consumer, with explicit acks. A consumer of
+// forwardBatch forwards the verdicts of b in order and acknowledges them.
+// When one cannot be delivered, those before it are acknowledged, it and
+// the rest are handed back, and its error is returned.
+func (d *Dispatcher) forwardBatch(ctx context.Context, b source.Batch) error {
+	for i, m := range b.Msgs {
+		if err := d.forward(ctx, m.Data(), m.Headers().Get(schema.HeaderRule)); err != nil {
+			done, rest := source.Batch{Msgs: b.Msgs[:i]}, source.Batch{Msgs: b.Msgs[i:]}
+			_ = rest.Nak(0)
+			if aerr := done.Ack(context.WithoutCancel(ctx)); aerr != nil {
+				err = errors.Join(err, fmt.Errorf("alert: %w", aerr))
+			}
+			return err
+		}
+	}
+	if err := b.Ack(ctx); err != nil {
+		return fmt.Errorf("alert: %w", err)
+	}
+	return nil
+}
+
+// source opens the durable consumer, with explicit acks. A consumer of
 // that name with another ack policy (made by a development build between
 // releases) cannot be changed in place; replacing it could lose its place
 // in the stream, so the dispatcher refuses to start and says what to do.
-func (d *Dispatcher) consumer(ctx context.Context) (jetstream.Consumer, error) {
-	cfg := jetstream.ConsumerConfig{Durable: d.durable, AckPolicy: jetstream.AckExplicitPolicy, FilterSubject: d.subjects.VerdictsIn()}
-	c, err := d.js.CreateOrUpdateConsumer(ctx, schema.StreamVerdicts, cfg)
+func (d *Dispatcher) source(ctx context.Context) (*source.Source, error) {
+	src, err := source.Open(ctx, d.js, source.Options{Stream: schema.StreamVerdicts, Durable: d.durable, Filter: d.subjects.VerdictsIn(), BatchRows: batchRows, Eager: true})
 	if err == nil {
-		return c, nil
+		return src, nil
 	}
 	if old, oerr := d.js.Consumer(ctx, schema.StreamVerdicts, d.durable); oerr == nil {
 		if p := old.CachedInfo().Config.AckPolicy; p != jetstream.AckExplicitPolicy {
@@ -101,7 +127,7 @@ func (d *Dispatcher) consumer(ctx context.Context) (jetstream.Consumer, error) {
 				d.durable, schema.StreamVerdicts, p, schema.StreamVerdicts, d.durable, err)
 		}
 	}
-	return nil, fmt.Errorf("alert: consumer: %w", err)
+	return nil, fmt.Errorf("alert: %w", err)
 }
 
 // statusOnly is the part of a verdict read to skip the ones that are not

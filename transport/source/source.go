@@ -25,6 +25,11 @@ type Options struct {
 	// delivers the batch again (default 30s): it must exceed the longest
 	// write of a batch.
 	AckWait time.Duration
+	// Eager makes ReadBatch return as soon as a message is there, with the
+	// messages there then (at most BatchRows), instead of waiting for a
+	// full batch: for a reader whose latency matters more than the size of
+	// its batches (the alert stage).
+	Eager bool
 }
 
 // Source reads one stream in batches. It is not safe for concurrent use.
@@ -71,11 +76,40 @@ type Batch struct {
 // The pull request expires on the server (FetchMaxWait), not by cancelling
 // it in the client: messages the server delivered to a request the client
 // had given up on would wait out the ack wait before coming again.
+//
+// An eager Source asks for what is there at once (FetchNoWait); when
+// nothing is, it waits up to wait for one message, then takes what came
+// with it.
 func (s *Source) ReadBatch(ctx context.Context, wait time.Duration) (Batch, error) {
 	if err := ctx.Err(); err != nil {
 		return Batch{}, err
 	}
-	mb, err := s.c.Fetch(s.o.BatchRows, jetstream.FetchMaxWait(max(wait, time.Millisecond)))
+	if !s.o.Eager {
+		return s.fetch(ctx, func() (jetstream.MessageBatch, error) {
+			return s.c.Fetch(s.o.BatchRows, jetstream.FetchMaxWait(max(wait, time.Millisecond)))
+		})
+	}
+	b, err := s.fetch(ctx, func() (jetstream.MessageBatch, error) { return s.c.FetchNoWait(s.o.BatchRows) })
+	if err != nil || len(b.Msgs) > 0 || s.o.BatchRows == 1 {
+		return b, err
+	}
+	b, err = s.fetch(ctx, func() (jetstream.MessageBatch, error) {
+		return s.c.Fetch(1, jetstream.FetchMaxWait(max(wait, time.Millisecond)))
+	})
+	if err != nil || len(b.Msgs) == 0 {
+		return b, err
+	}
+	more, err := s.fetch(ctx, func() (jetstream.MessageBatch, error) { return s.c.FetchNoWait(s.o.BatchRows - 1) })
+	b.Msgs = append(b.Msgs, more.Msgs...)
+	if err != nil && ctx.Err() == nil {
+		err = nil // the first message is kept; the next read tries again
+	}
+	return b, err
+}
+
+// fetch reads the messages of one pull request made by pull.
+func (s *Source) fetch(ctx context.Context, pull func() (jetstream.MessageBatch, error)) (Batch, error) {
+	mb, err := pull()
 	if err != nil {
 		if ctx.Err() != nil {
 			return Batch{}, ctx.Err()
