@@ -79,7 +79,12 @@ func TestNATSConfig(t *testing.T) {
 		if u.Password != rolePassword(transport.Role(u.Username)) {
 			t.Errorf("user %s: the password is not the one in %s", u.Username, deployconf.PasswordVar(transport.Role(u.Username)))
 		}
-		if p := u.Permissions; p == nil || !slices.Equal(p.Publish.Allow, want.Publish.Allow) || !slices.Equal(p.Subscribe.Allow, want.Subscribe.Allow) ||
+		p := u.Permissions
+		if p == nil || p.Publish == nil || p.Subscribe == nil {
+			t.Errorf("user %s: no publish and subscribe permissions", u.Username)
+			continue
+		}
+		if !slices.Equal(p.Publish.Allow, want.Publish.Allow) || !slices.Equal(p.Subscribe.Allow, want.Subscribe.Allow) ||
 			(p.Response == nil) != (want.Response == nil) || p.Response != nil && *p.Response != *want.Response {
 			t.Errorf("user %s: permissions\n  publish %v\n  subscribe %v\n  responses %v\nwant\n  publish %v\n  subscribe %v\n  responses %v",
 				u.Username, p.Publish.Allow, p.Subscribe.Allow, p.Response, want.Publish.Allow, want.Subscribe.Allow, want.Response)
