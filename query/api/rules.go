@@ -118,9 +118,9 @@ type StatsOptions struct {
 // are on, per bucket of o.Step (by the verdict's time); buckets without a
 // violation are left out.
 func (s *Server) RuleStats(ctx context.Context, rule string, o StatsOptions) (*RuleStats, error) {
-	st := newStmt("SELECT toUnixTimestamp64Milli(toStartOfInterval(ts, toIntervalSecond(")
+	st := newStmt("SELECT toInt64(toUnixTimestamp(toStartOfInterval(ts, toIntervalSecond(")
 	st.sql(st.arg("UInt32", strconv.Itoa(int(o.Step/time.Second))))
-	st.sql("))) AS ms, uniqExact(run_id, seq) AS violations, uniqExact(run_id) AS runs FROM verdicts WHERE rule_id = " + st.str(rule) + " AND status = 'violated'")
+	st.sql(")))) * 1000 AS ms, uniqExact(run_id, seq) AS violations, uniqExact(run_id) AS runs FROM verdicts WHERE rule_id = " + st.str(rule) + " AND status = 'violated'")
 	timeWindow(st, "ts", o.Since, o.Until)
 	st.sql(" GROUP BY ms ORDER BY ms")
 	type row struct {

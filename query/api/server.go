@@ -5,7 +5,9 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ponens/ponens/schema"
 )
@@ -75,6 +77,10 @@ func (s *Server) handle(pattern string, known []string, fn func(r *http.Request,
 			writeError(w, err)
 			return
 		}
+		if err := pathValues(r, "run", "rule"); err != nil {
+			writeError(w, err)
+			return
+		}
 		data, err := fn(r, q)
 		if err != nil {
 			writeError(w, err)
@@ -134,6 +140,10 @@ func (s *Server) routes() {
 			writeError(w, err)
 			return
 		}
+		if err := pathValues(r, "run"); err != nil {
+			writeError(w, err)
+			return
+		}
 		b, err := s.VerdictsJSONL(r.Context(), r.PathValue("run"))
 		if err != nil {
 			writeError(w, err)
@@ -167,4 +177,21 @@ func (s *Server) routes() {
 	if s.opts.UI != nil {
 		s.mux.Handle("/", s.opts.UI)
 	}
+}
+
+// pathValues refuses path values that no stored id can be: over the
+// parameter limit, invalid UTF-8 or holding NUL.
+func pathValues(r *http.Request, names ...string) error {
+	for _, n := range names {
+		v := r.PathValue(n)
+		switch {
+		case len(v) > maxParam:
+			return badData(n, "at most %d bytes, got %d", maxParam, len(v))
+		case !utf8.ValidString(v):
+			return badData(n, "not valid UTF-8")
+		case strings.IndexByte(v, 0) >= 0:
+			return badData(n, "holds a NUL byte")
+		}
+	}
+	return nil
 }
