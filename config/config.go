@@ -35,6 +35,7 @@ type Config struct {
 	Worker  WorkerConfig  `mapstructure:"worker" yaml:"worker"`
 	Runtime RuntimeConfig `mapstructure:"runtime" yaml:"runtime"`
 	Store   StoreConfig   `mapstructure:"store" yaml:"store"`
+	Query   QueryConfig   `mapstructure:"query" yaml:"query"`
 	Mapping MappingConfig `mapstructure:"mapping" yaml:"mapping"`
 	OTLP    OTLPConfig    `mapstructure:"otlp" yaml:"otlp"`
 }
@@ -400,6 +401,7 @@ func Default() Config {
 		Log:     LogConfig{Level: "info"},
 		Runtime: RuntimeConfig{MemoryLimit: MemoryLimitAuto},
 		Store:   DefaultStore(),
+		Query:   DefaultQuery(),
 		OTLP:    OTLPConfig{MaxBodyBytes: 20 << 20, ModelCalls: "telemetry"},
 		NATS: NATSConfig{
 			Prefix:          "ponens",
@@ -500,6 +502,7 @@ func (c Config) Validate() error {
 	errs = append(errs, c.Gateway.validate()...)
 	errs = append(errs, c.Worker.validate()...)
 	errs = append(errs, c.Store.validate()...)
+	errs = append(errs, c.Query.validate()...)
 	errs = append(errs, c.checkVerdictWindow()...)
 	errs = append(errs, c.OTLP.validate()...)
 	switch c.Runtime.MemoryLimit {

@@ -9,6 +9,7 @@ import (
 	"hash"
 	"io"
 	"slices"
+	"unicode/utf8"
 )
 
 // Fold returns each rule's status at the end of a verdict stream: the
@@ -211,4 +212,36 @@ func (f *SummaryFold) Summary() *Summary {
 		s.Matrix.Traces[j] = t.ID
 	}
 	return s
+}
+
+// RunTraceStream is the verdict stream path (relative to summary.json) of
+// a trace named by its run id: verdicts/<name>.verdicts.jsonl, the name
+// being the run id with every character outside [A-Za-z0-9._-] replaced
+// by '_' (SafeName). The query service names the traces of its summaries
+// so, and `ponens check --run-ids` writes them so.
+func RunTraceStream(runID string) string {
+	return "verdicts/" + SafeName(runID) + ".verdicts.jsonl"
+}
+
+// SafeName is s with every character outside [A-Za-z0-9._-] replaced by
+// '_', "_" for the empty string: a file name made of a run id.
+func SafeName(s string) string {
+	if s == "" {
+		return "_"
+	}
+	var b []byte
+	for i := 0; i < len(s); {
+		r, n := rune(s[i]), 1
+		if r >= 0x80 {
+			r, n = utf8.DecodeRuneInString(s[i:])
+		}
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '_', r == '-':
+			b = append(b, byte(r))
+		default:
+			b = append(b, '_')
+		}
+		i += n
+	}
+	return string(b)
 }

@@ -46,9 +46,13 @@ func LibPath(configured string) string {
 // api is the part of chDB's C API the engine calls. Handles are C pointers
 // held as uintptr: Go's collector never sees them.
 type api struct {
-	connect       func(argc int32, argv **byte) *uintptr
-	closeConn     func(conn *uintptr)
-	queryN        func(conn uintptr, query *byte, queryLen uintptr, format string, formatLen uintptr) uintptr
+	connect   func(argc int32, argv **byte) *uintptr
+	closeConn func(conn *uintptr)
+	queryN    func(conn uintptr, query *byte, queryLen uintptr, format string, formatLen uintptr) uintptr
+	// queryParamsN is chdb_query_with_params_n: the query and format with
+	// their lengths, then count parameter names and values, each an array
+	// of pointers with an array of lengths (so a value may hold NUL).
+	queryParamsN  func(conn uintptr, query *byte, queryLen uintptr, format string, formatLen uintptr, names **byte, nameLens *uintptr, values **byte, valueLens *uintptr, count uintptr) uintptr
 	destroyResult func(res uintptr)
 	resultBuffer  func(res uintptr) *byte
 	resultLength  func(res uintptr) uintptr
@@ -98,6 +102,7 @@ func openAPI(path string) (*api, error) {
 		{&a.connect, "chdb_connect"},
 		{&a.closeConn, "chdb_close_conn"},
 		{&a.queryN, "chdb_query_n"},
+		{&a.queryParamsN, "chdb_query_with_params_n"},
 		{&a.destroyResult, "chdb_destroy_query_result"},
 		{&a.resultBuffer, "chdb_result_buffer"},
 		{&a.resultLength, "chdb_result_length"},

@@ -2,6 +2,7 @@ package file
 
 import (
 	"fmt"
+	"github.com/ponens/ponens/schema"
 	"path"
 	"path/filepath"
 	"strings"
@@ -47,18 +48,7 @@ func StreamPath(src Source) string {
 }
 
 // safeName replaces every character of s outside [A-Za-z0-9._-] by '_'.
-func safeName(s string) string {
-	if s == "" {
-		return "_"
-	}
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '_', r == '-':
-			return r
-		}
-		return '_'
-	}, s)
-}
+func safeName(s string) string { return schema.SafeName(s) }
 
 // Layout gives every source its trace id and verdict stream path, in
 // order: beside its trace file (StreamPath), or, when verdictsDir is not

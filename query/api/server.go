@@ -1,0 +1,197 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/ponens/ponens/schema"
+)
+
+// Options configure a Server.
+type Options struct {
+	// Listen is the host:port Run listens on.
+	Listen string
+	// Store is what the service reads.
+	Store Querier
+	// Rules is the configured rule manifest (what `ponens check` lists in
+	// summary.json), in order.
+	Rules []schema.RuleManifestEntry
+	// UI, when set, answers every path outside the API.
+	UI http.Handler
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+}
+
+// Server is the query service.
+type Server struct {
+	opts  Options
+	store Querier
+	mux   *http.ServeMux
+}
+
+// New makes a server of opts.
+func New(opts Options) (*Server, error) {
+	if opts.Store == nil {
+		return nil, errors.New("query api: no store")
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	s := &Server{opts: opts, store: opts.Store, mux: http.NewServeMux()}
+	s.routes()
+	return s, nil
+}
+
+// Handler is the service's HTTP handler.
+func (s *Server) Handler() http.Handler { return s.mux }
+
+// Run serves on opts.Listen until ctx ends.
+func (s *Server) Run(ctx context.Context) error {
+	ln, err := net.Listen("tcp", s.opts.Listen)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// handle registers a GET route whose answer is enveloped JSON.
+func (s *Server) handle(pattern string, known []string, fn func(r *http.Request, q *query) (any, error)) {
+	s.mux.HandleFunc("GET "+pattern, func(w http.ResponseWriter, r *http.Request) {
+		q, err := newQuery(r.URL.Query(), s.opts.Now(), known...)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		if err := pathValues(r, "run", "rule"); err != nil {
+			writeError(w, err)
+			return
+		}
+		data, err := fn(r, q)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		writeData(w, data)
+	})
+}
+
+func (s *Server) routes() {
+	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
+	s.mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		if err := ping(r.Context(), s.store); err != nil {
+			writeError(w, &Error{Type: ErrUnavailable, Msg: "store: " + err.Error()})
+			return
+		}
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	s.handle("/v1/runs", append(selectionParams, "limit", "cursor"), func(r *http.Request, q *query) (any, error) {
+		sel, err := q.selection()
+		if err != nil {
+			return nil, err
+		}
+		limit, err := q.intParam("limit", 100, 1, 10000)
+		if err != nil {
+			return nil, err
+		}
+		return s.Runs(r.Context(), RunsOptions{Selection: sel, Limit: limit, Cursor: q.str("cursor")})
+	})
+	s.handle("/v1/runs/{run}", nil, func(r *http.Request, q *query) (any, error) {
+		return s.RunDetail(r.Context(), r.PathValue("run"))
+	})
+	s.handle("/v1/runs/{run}/timeline", nil, func(r *http.Request, q *query) (any, error) {
+		return s.Timeline(r.Context(), r.PathValue("run"))
+	})
+	s.handle("/v1/rules", []string{"since", "until"}, func(r *http.Request, q *query) (any, error) {
+		sel, err := q.selection()
+		if err != nil {
+			return nil, err
+		}
+		rules, err := s.Rules(r.Context(), RulesOptions{Since: sel.Since, Until: sel.Until})
+		return map[string]any{"rules": rules}, err
+	})
+	s.handle("/v1/rules/{rule}/stats", []string{"since", "until", "step"}, func(r *http.Request, q *query) (any, error) {
+		sel, err := q.selection()
+		if err != nil {
+			return nil, err
+		}
+		step, err := q.step(time.Hour)
+		if err != nil {
+			return nil, err
+		}
+		return s.RuleStats(r.Context(), r.PathValue("rule"), StatsOptions{Since: sel.Since, Until: sel.Until, Step: step})
+	})
+	s.mux.HandleFunc("GET /v1/runs/{run}/verdicts", func(w http.ResponseWriter, r *http.Request) {
+		if _, err := newQuery(r.URL.Query(), s.opts.Now()); err != nil {
+			writeError(w, err)
+			return
+		}
+		if err := pathValues(r, "run"); err != nil {
+			writeError(w, err)
+			return
+		}
+		b, err := s.VerdictsJSONL(r.Context(), r.PathValue("run"))
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		w.Header().Set("Content-Type", "application/x-ndjson")
+		_, _ = w.Write(b)
+	})
+	s.mux.HandleFunc("GET /v1/summary", func(w http.ResponseWriter, r *http.Request) {
+		q, err := newQuery(r.URL.Query(), s.opts.Now(), selectionParams...)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		sel, err := q.selection()
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		b, err := s.Summary(r.Context(), SummaryOptions{Selection: sel})
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(b)
+	})
+	s.mux.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, notFound("no endpoint %s %s", r.Method, safe(r.URL.Path)))
+	})
+	if s.opts.UI != nil {
+		s.mux.Handle("/", s.opts.UI)
+	}
+}
+
+// pathValues refuses path values that no stored id can be: over the
+// parameter limit, invalid UTF-8 or holding NUL.
+func pathValues(r *http.Request, names ...string) error {
+	for _, n := range names {
+		v := r.PathValue(n)
+		switch {
+		case len(v) > maxParam:
+			return badData(n, "at most %d bytes, got %d", maxParam, len(v))
+		case !utf8.ValidString(v):
+			return badData(n, "not valid UTF-8")
+		case strings.IndexByte(v, 0) >= 0:
+			return badData(n, "holds a NUL byte")
+		}
+	}
+	return nil
+}
