@@ -126,3 +126,62 @@ func unquote(lit []byte) string {
 	}
 	return s
 }
+
+// scanShape reads well-formed JSON data once, without allocating for
+// what an event usually holds, and reports whether it nests arrays and
+// objects more than maxDepth deep and whether an object may have a key
+// twice (ignoring case, as duplicateKey compares them). A key written
+// with an escape sequence counts as a possible repeat, since its value is
+// not compared here: dup is a cheap filter, and duplicateKey, which
+// unquotes every key, decides and places the repeat. On well-formed JSON
+// a repeat duplicateKey finds always sets dup (FuzzDuplicateKeys).
+func scanShape(data []byte) (deep, dup bool) {
+	var keyBuf [32][2]int // the open objects' keys so far: start and end of their text
+	var frameBuf [16]shapeFrame
+	keys, stack := keyBuf[:0], frameBuf[:0]
+	for i := 0; i < len(data); i++ {
+		switch data[i] {
+		case '{', '[':
+			if len(stack) == maxDepth {
+				return true, dup
+			}
+			stack = append(stack, shapeFrame{object: data[i] == '{', expect: data[i] == '{', first: len(keys)})
+		case '}', ']':
+			if n := len(stack); n > 0 {
+				keys = keys[:stack[n-1].first]
+				stack = stack[:n-1]
+			}
+		case ',':
+			if n := len(stack); n > 0 && stack[n-1].object {
+				stack[n-1].expect = true
+			}
+		case '"':
+			end := max(stringEnd(data, i), i+1) // i+1 past an unterminated quote at the end
+			if n := len(stack); n > 0 && stack[n-1].object && stack[n-1].expect && !dup {
+				key := data[i+1 : end]
+				if bytes.IndexByte(key, '\\') >= 0 {
+					dup = true
+				}
+				for _, k := range keys[stack[n-1].first:] {
+					if bytes.EqualFold(data[k[0]:k[1]], key) {
+						dup = true
+						break
+					}
+				}
+				keys = append(keys, [2]int{i + 1, end})
+				stack[n-1].expect = false
+			} else if n > 0 && stack[n-1].object {
+				stack[n-1].expect = false
+			}
+			i = end
+		}
+	}
+	return false, dup
+}
+
+// shapeFrame is an open array or object of scanShape.
+type shapeFrame struct {
+	object bool
+	expect bool // object: a key comes next
+	first  int  // object: its first key in scanShape's keys
+}

@@ -116,7 +116,7 @@ func FuzzDecodeSummary(f *testing.F) {
 // the fast one accepts, encoding/json accepts too, with the same event.
 func FuzzDecodeFast(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
-		fast, ok := decodeFast(data)
+		fast, _, ok := decodeFast(data)
 		if !ok {
 			return
 		}
@@ -157,7 +157,7 @@ func TestDecodeDeepNesting(t *testing.T) {
 	for _, d := range []int{maxDepth - 10, maxDepth + 1, 3 * maxDepth} {
 		tel := strings.Repeat("[", d) + strings.Repeat("]", d)
 		data := []byte(`{"v":1,"runId":"r","seq":1,"ts":"2026-01-01T00:00:00Z","type":"telemetry","telemetry":` + tel + `}`)
-		_, fast := decodeFast(data)
+		_, _, fast := decodeFast(data)
 		ev, err := DecodeEvent("e", data)
 		switch {
 		case d < maxDepth && (!fast || err != nil):
@@ -170,7 +170,7 @@ func TestDecodeDeepNesting(t *testing.T) {
 			}
 		}
 	}
-	if tooDeep([]byte(`{"s":"` + strings.Repeat("[", 2*maxDepth) + `\"[["}`)) {
+	if deep, _ := scanShape([]byte(`{"s":"` + strings.Repeat("[", 2*maxDepth) + `\"[["}`)); deep {
 		t.Error("brackets inside a string counted")
 	}
 }

@@ -110,10 +110,12 @@ var eventType = reflect.TypeFor[Event]()
 // decodeEvent decodes and validates one line. The problems carry byte
 // offsets within the line.
 func decodeEvent(line []byte) (Event, []located) {
-	if ev, ok := decodeFast(line); ok {
+	if ev, maybeDup, ok := decodeFast(line); ok {
 		if ev.Validate() == nil {
-			if dup := checkDuplicateKeys(line); dup != nil {
-				return Event{}, dup
+			if maybeDup {
+				if dup := checkDuplicateKeys(line); dup != nil {
+					return Event{}, dup
+				}
 			}
 			return ev, nil
 		}
@@ -154,52 +156,27 @@ func decodeEvent(line []byte) (Event, []located) {
 // encoding/json on the events of a load, with half the allocations, and the
 // same results (FuzzDecodeFast checks both on every input). ok is false
 // for anything else; decodeEvent then decodes again with encoding/json,
-// whose errors it can place on a line, column and field.
-func decodeFast(line []byte) (ev Event, ok bool) {
-	if tooDeep(line) {
-		return Event{}, false
+// whose errors it can place on a line, column and field. maybeDup is
+// scanShape's: whether an object of the line may have a key twice, which
+// checkDuplicateKeys then decides.
+func decodeFast(line []byte) (ev Event, maybeDup, ok bool) {
+	deep, maybeDup := scanShape(line)
+	if deep {
+		return Event{}, false, false
 	}
 	var f fastEvent
 	rest, err := segjson.Parse(line, &f, segjson.DisallowUnknownFields)
 	if err != nil || len(bytes.TrimLeft(rest, " \t\r\n")) > 0 {
-		return Event{}, false
+		return Event{}, false, false
 	}
 	return Event{V: f.V, RunID: f.RunID, Seq: f.Seq, TS: f.TS.Time, Type: f.Type, Start: f.Start, End: f.End,
-		Action: f.Action, Artifact: f.Artifact, Residual: f.Residual, Telemetry: f.Telemetry}, true
+		Action: f.Action, Artifact: f.Artifact, Residual: f.Residual, Telemetry: f.Telemetry}, maybeDup, true
 }
 
 // maxDepth is encoding/json's limit on nesting, which segmentio/encoding
 // does not have: deeper input is left to encoding/json to refuse (an event
 // accepted here must also encode again, as the cause of a verdict).
 const maxDepth = 10000
-
-// tooDeep reports whether data nests arrays and objects more than maxDepth
-// deep, counting brackets outside strings.
-func tooDeep(data []byte) bool {
-	depth, inString, escaped := 0, false, false
-	for _, c := range data {
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == '[' || c == '{':
-			if depth++; depth > maxDepth {
-				return true
-			}
-		case c == ']' || c == '}':
-			depth--
-		}
-	}
-	return false
-}
 
 // fastEvent is Event with a timestamp that decodes as encoding/json decodes
 // a time.Time (segmentio/encoding reads more ISO 8601 forms than RFC 3339).
