@@ -152,8 +152,20 @@ func clusterStatement(s, cluster string, tables map[string]bool) ([]string, erro
 	case hasWords(toks, "CREATE", "VIEW", "IF", "NOT", "EXISTS"):
 		name := toks[5]
 		return []string{s[:name.end] + " ON CLUSTER " + cluster + s[name.end:]}, nil
+	case hasWords(toks, "ALTER", "TABLE") && len(toks) > 3 && tables[toks[2].text]:
+		// A column change goes to the local table and to the Distributed
+		// table over it, so that both keep the same columns.
+		name := toks[2]
+		head, rest := s[:name.end], s[name.end:]
+		return []string{
+			head + LocalSuffix + " ON CLUSTER " + cluster + rest,
+			head + " ON CLUSTER " + cluster + rest,
+		}, nil
+	case hasWords(toks, "DROP", "VIEW", "IF", "EXISTS") && len(toks) > 4:
+		name := toks[4]
+		return []string{s[:name.end] + " ON CLUSTER " + cluster + s[name.end:]}, nil
 	}
-	return nil, fmt.Errorf("only CREATE TABLE, CREATE MATERIALIZED VIEW and CREATE VIEW (each IF NOT EXISTS) can be generated for a cluster, got %.40q", s)
+	return nil, fmt.Errorf("only CREATE TABLE, CREATE MATERIALIZED VIEW, CREATE VIEW (each IF NOT EXISTS), ALTER TABLE of a stored table and DROP VIEW IF EXISTS can be generated for a cluster, got %.40q", s)
 }
 
 // followsTableKeyword tells whether toks[i] names a table: it follows TO,

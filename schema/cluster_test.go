@@ -13,7 +13,7 @@ func TestClusterDDLRefuses(t *testing.T) {
 		{"cluster name", "a-b", "", `cluster name must be an identifier`},
 		{"no sharding key", "c", "CREATE TABLE IF NOT EXISTS nokey (a String) ENGINE = MergeTree ORDER BY a", `sql/0009_x.sql, statement 1: table nokey has no sharding key`},
 		{"engine", "c", "CREATE TABLE IF NOT EXISTS events (a String) ENGINE = Memory", `engine Memory has no replicated form`},
-		{"statement", "c", "ALTER TABLE events ADD COLUMN b String", `only CREATE TABLE, CREATE MATERIALIZED VIEW and CREATE VIEW`},
+		{"statement", "c", "ALTER TABLE events ADD COLUMN b String", `only CREATE TABLE, CREATE MATERIALIZED VIEW, CREATE VIEW`},
 		{"view without TO", "c", "CREATE MATERIALIZED VIEW IF NOT EXISTS v ENGINE = MergeTree ORDER BY a AS SELECT a FROM events", `must write a table`},
 		{"string", "c", "CREATE VIEW IF NOT EXISTS v AS SELECT 'a FROM events", `unterminated ' string`},
 	} {

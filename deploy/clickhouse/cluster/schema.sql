@@ -176,4 +176,22 @@ FROM runs
 GROUP BY run_id
 HAVING max(ended_at) = toDateTime64(0, 3, 'UTC');
 
-INSERT INTO schema_migrations (version, name) VALUES (1, '0001_tables'), (2, '0002_views');
+ALTER TABLE runs_local ON CLUSTER ponens ADD COLUMN IF NOT EXISTS project SimpleAggregateFunction(max, LowCardinality(String)) AFTER agent;
+
+ALTER TABLE runs ON CLUSTER ponens ADD COLUMN IF NOT EXISTS project SimpleAggregateFunction(max, LowCardinality(String)) AFTER agent;
+
+DROP VIEW IF EXISTS runs_mv ON CLUSTER ponens;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS runs_mv ON CLUSTER ponens TO runs_local AS
+SELECT
+    run_id,
+    max(if(type = 'run.start', agent, '')) AS agent,
+    max(if(type = 'run.start', JSONExtractString(body, 'start', 'extra', 'project'), '')) AS project,
+    min(ts) AS started_at,
+    max(if(type IN ('run.finish', 'run.error', 'run.cancel'), ts, toDateTime64(0, 3, 'UTC'))) AS ended_at,
+    max(if(type IN ('run.finish', 'run.error', 'run.cancel'), type, '')) AS outcome,
+    max(seq) AS last_seq
+FROM events_local
+GROUP BY run_id;
+
+INSERT INTO schema_migrations (version, name) VALUES (1, '0001_tables'), (2, '0002_views'), (3, '0003_run_project');
