@@ -89,6 +89,7 @@ async function main() {
     fill(el, h('div.notice.notice-error', { 'data-k': 'error', 'data-kind': 'not_found' },
       h('p.notice-title', {}, 'No such page'),
       h('p', {}, `${location.pathname} is not a page of the dashboard. `, h('a', { href: '/' }, 'Go to the overview'))));
+    document.body.dataset.ready = 'true';
     return;
   }
   const ctx = { since, step, stepMs, arg, params: new URLSearchParams(location.search), link: (path) => `${path}${path.includes('?') ? '&' : '?'}since=${since}` };
