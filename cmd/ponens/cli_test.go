@@ -90,6 +90,9 @@ func startServe(t *testing.T, dir string, env ...string) (string, string, *syncB
 	repo, _ := filepath.Abs("../..")
 	cmd := exec.Command(ponensBinary(t), "serve", "--rules", filepath.Join(repo, "examples", "rules"),
 		"--listen", natsAddr, "--http", httpAddr, "--store", filepath.Join(dir, "serve-store")) // stores in dir/data/nats, where the other commands run in dir find its credentials
+	if !slices.ContainsFunc(env, func(v string) bool { return strings.HasPrefix(v, "PONENS_QUERY_LISTEN=") }) {
+		cmd.Args = append(cmd.Args, "--query", freeAddr(t))
+	}
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
 	var errOut syncBuffer

@@ -94,6 +94,7 @@ nats.store_dir pick their role's seed up (docs/security.md).`,
 			}
 			binds := maps.Clone(natsFlags)
 			binds["http"] = "gateway.listen"
+			binds["query"] = "query.listen"
 			maps.Copy(binds, storeFlags)
 			cfg, err := loadConfig(cmd, binds)
 			if err != nil {
@@ -115,7 +116,7 @@ nats.store_dir pick their role's seed up (docs/security.md).`,
 			}
 			defer rw.close()
 			metrics := gateway.NewMetrics() // the gateway's and the sink's, at the gateway's /metrics
-			store, closeStore, err := serveStore(cmd, cfg, metrics.Registerer(), log)
+			store, querier, closeStore, err := serveStore(cmd, cfg, metrics.Registerer(), log)
 			if err != nil {
 				return err
 			}
@@ -154,6 +155,14 @@ nats.store_dir pick their role's seed up (docs/security.md).`,
 			fmt.Fprintf(out, "alerts    %s.alerts.<rule>; subscriptions in bucket %s (ponens alerts)\n", sub.Prefix, sub.Bucket(schema.BucketAlerts))
 			fmt.Fprintf(out, "decide    request %s.decide.<partition>\n", sub.Prefix)
 			fmt.Fprintf(out, "rules     %d loaded, %s\n", len(set.Rules), rw.what())
+			if querier != nil {
+				qs, err := queryServer(cfg, set, querier)
+				if err != nil {
+					return err
+				}
+				p.Add(pipeline.Actor{Name: "query", Run: qs.Run})
+				fmt.Fprintf(out, "query     http://%s/v1/ (ponens runs, ponens rules; docs/query-api.md)\n", cfg.Query.Listen)
+			}
 			if demo {
 				p.Add(pipeline.Actor{Name: "demo", Run: func(ctx context.Context) error {
 					return orExit(exitUnavailable, runDemo(ctx, out, p.Conn(), p.JetStream(), sub, demoCfg, 0))
@@ -169,6 +178,7 @@ nats.store_dir pick their role's seed up (docs/security.md).`,
 	cmd.Flags().String("http", "", "ingest gateway address (gateway.listen, default 127.0.0.1:8080)")
 	cmd.Flags().IntVar(&workers, "workers", 2, "monitor workers in this process")
 	cmd.Flags().BoolVar(&demo, "demo", false, "publish a synthetic fleet of agents and report on it")
+	cmd.Flags().String("query", "", "query service address (query.listen, default 127.0.0.1:8090)")
 	cmd.Flags().StringVar(&dashboardURL, "dashboard-url", "", "base URL of the dashboard alerts link to (<url>/runs/<run>)")
 	registerServeStore(cmd)
 	registerFleet(cmd, &demoCfg)

@@ -2,6 +2,10 @@ package main
 
 import (
 	"errors"
+	"github.com/ponens/ponens/monitor"
+	"github.com/ponens/ponens/policy/ruleset"
+	"github.com/ponens/ponens/query/api"
+	"github.com/ponens/ponens/sink/file"
 	"log/slog"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -16,30 +20,44 @@ import (
 // registerServeStore registers serve's store flags.
 func registerServeStore(cmd *cobra.Command) {
 	registerStore(cmd)
-	cmd.Flags().Bool("no-store", false, "do not store verdicts and events in the embedded store")
+	cmd.Flags().Bool("no-store", false, "do not store verdicts and events in the embedded store (nor run the query service, which reads it)")
 }
 
 // serveStore returns the sink serve runs: into the store of cfg, opened
 // now, its metrics registered with reg. Without the engine's library it
 // logs how to install it and returns nil, and serve goes on without the
 // store; so it does with --no-store.
-func serveStore(cmd *cobra.Command, cfg config.Config, reg prometheus.Registerer, log *slog.Logger) (*pipeline.SinkOptions, func(), error) {
+func serveStore(cmd *cobra.Command, cfg config.Config, reg prometheus.Registerer, log *slog.Logger) (*pipeline.SinkOptions, api.Querier, func(), error) {
 	if off, _ := cmd.Flags().GetBool("no-store"); off {
-		return nil, func() {}, nil
+		return nil, nil, func() {}, nil
 	}
 	st, closeStore, err := openStore(cfg.Store)
 	if errors.Is(err, chdb.ErrNoLibrary) {
-		log.Warn("running without the store (ponens sql reads it)", "err", err)
-		return nil, func() {}, nil
+		log.Warn("running without the store and the query service (ponens sql reads the store)", "err", err)
+		return nil, nil, func() {}, nil
 	}
 	if err != nil {
-		return nil, nil, storeExit(cfg.Store, err, " (give --no-store to run without it)")
+		return nil, nil, nil, storeExit(cfg.Store, err, " (give --no-store to run without it)")
 	}
-	return sinkOptions(cfg, st, sink.NewMetrics(reg)), closeStore, nil
+	return sinkOptions(cfg, st, sink.NewMetrics(reg)), st.querier, closeStore, nil
 }
 
 // sinkOptions are the sink's options under cfg, into st.
 func sinkOptions(cfg config.Config, st *openedStore, m *sink.Metrics) *pipeline.SinkOptions {
 	return &pipeline.SinkOptions{Store: st.Appendable, Where: st.where,
 		Sink: sink.Options{BatchRows: cfg.Store.BatchRows, FlushEvery: cfg.Store.FlushEvery, AckWait: cfg.Store.AckWait, Metrics: m}}
+}
+
+// queryServer is the query service serve runs on query.listen over the
+// store q, with the rules of set as the summary's rule manifest.
+func queryServer(cfg config.Config, set *ruleset.Set, q api.Querier) (*api.Server, error) {
+	eng, errs := monitor.NewEngine(set)
+	if len(errs) > 0 {
+		return nil, exitWith(exitBadInput, "%s", compileProblems(set, errs))
+	}
+	srv, err := api.New(api.Options{Listen: cfg.Query.Listen, Store: q, Rules: file.RuleManifest(eng.Rules())})
+	if err != nil {
+		return nil, exitWith(exitBadInput, "ponens serve: %v", err)
+	}
+	return srv, nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"io"
 	"net/http"
 	"os"
@@ -20,7 +21,7 @@ import (
 func serveUntil(t *testing.T, dir string, env []string, until string, args ...string) (stdout, stderr string) {
 	t.Helper()
 	repo, _ := filepath.Abs("../..")
-	args = append([]string{"serve", "--rules", filepath.Join(repo, "examples", "rules"), "--listen", freeAddr(t), "--http", freeAddr(t)}, args...)
+	args = append([]string{"serve", "--rules", filepath.Join(repo, "examples", "rules"), "--listen", freeAddr(t), "--http", freeAddr(t), "--query", freeAddr(t)}, args...)
 	cmd := exec.Command(ponensBinary(t), args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
@@ -88,7 +89,7 @@ func TestServeWithoutEngine(t *testing.T) {
 	if strings.Contains(out, "store     ") {
 		t.Errorf("serve says it stores without the engine:\n%s", out)
 	}
-	warn := regexp.MustCompile(`(?m)^time=\S+ level=WARN msg="running without the store \(ponens sql reads it\)" err=".*not installed.*make deps`)
+	warn := regexp.MustCompile(`(?m)^time=\S+ level=WARN msg="running without the store and the query service \(ponens sql reads the store\)" err=".*not installed.*make deps`)
 	if n := len(warn.FindAllString(errOut, -1)); n != 1 {
 		t.Errorf("want one log line saying how to install the engine, got %d:\n%s", n, errOut)
 	}
@@ -130,4 +131,60 @@ func TestServeMetrics(t *testing.T) {
 		}
 	}
 	t.Errorf("/metrics lacks the sink's rows or the streams' gauges:\n%s\nserve:\n%s", text, errOut.String())
+}
+
+// TestServeQueryService: `ponens serve` runs the query service over its
+// store: after a publish of the example traces, /v1/runs lists each of
+// their five runs, and a run's verdicts answer as JSON lines.
+func TestServeQueryService(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs ponens serve")
+	}
+	work := t.TempDir()
+	queryAddr := freeAddr(t)
+	url, _, errOut := startServe(t, work, "PONENS_QUERY_LISTEN="+queryAddr, "PONENS_STORE_FLUSH_EVERY=100ms")
+	traces, _ := filepath.Abs("../../examples/traces")
+	if r := runBinary(t, work, nil, "publish", "--url", url, traces); r.code != 0 {
+		t.Fatalf("publish: exit %d %s", r.code, r.stderr)
+	}
+	type runsAnswer struct {
+		Status string `json:"status"`
+		Data   struct {
+			Runs []struct {
+				RunID string `json:"runId"`
+			} `json:"runs"`
+		} `json:"data"`
+	}
+	var got runsAnswer
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		resp, err := http.Get("http://" + queryAddr + "/v1/runs?limit=1000")
+		if err == nil {
+			got = runsAnswer{}
+			_ = json.NewDecoder(resp.Body).Decode(&got)
+			resp.Body.Close()
+		}
+		ids := map[string]bool{}
+		for _, r := range got.Data.Runs {
+			ids[r.RunID] = true
+		}
+		// examples/traces: two reference traces and fleet.jsonl's three runs.
+		if got.Status == "success" && len(ids) == 5 && ids["fleet-run-1"] && ids["fleet-run-3"] {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("query service: %+v\nserve: %s", got, errOut.String())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	run := "fleet-run-1"
+	resp, err := http.Get("http://" + queryAddr + "/v1/runs/" + run + "/verdicts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `"runId":"`+run+`"`) {
+		t.Fatalf("verdicts of %s: %d %s", run, resp.StatusCode, body)
+	}
 }

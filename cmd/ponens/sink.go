@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/ponens/ponens/query/api"
 	"maps"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -98,6 +99,8 @@ use by another process.`,
 type openedStore struct {
 	sink.Appendable
 	where string
+	// querier reads the same store, for the query service.
+	querier api.Querier
 }
 
 // openStore opens and migrates the store of c: the embedded one.
@@ -113,7 +116,7 @@ func openStore(c config.StoreConfig) (*openedStore, func(), error) {
 		e.Close()
 		return nil, nil, err
 	}
-	return &openedStore{chdb.NewStore(e), c.Path + " (embedded)"}, func() { e.Close() }, nil
+	return &openedStore{chdb.NewStore(e), c.Path + " (embedded)", chdb.Querier{E: e}}, func() { e.Close() }, nil
 }
 
 // errDSN is openStore's refusal of store.dsn.

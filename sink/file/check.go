@@ -52,9 +52,10 @@ type Trace struct {
 	Results []monitor.Result
 }
 
-// NewCheck starts the artifacts of a check of rules (as
-// monitor.Engine.Rules lists them) whose summary goes to outDir.
-func NewCheck(rules []monitor.Rule, outDir string) (*Check, error) {
+// RuleManifest is the summary's rule manifest of rules (as
+// monitor.Engine.Rules lists them), in their order: what `ponens check`
+// writes and the query service answers with.
+func RuleManifest(rules []monitor.Rule) []schema.RuleManifestEntry {
 	manifest := make([]schema.RuleManifestEntry, len(rules))
 	for i, r := range rules {
 		e := schema.RuleManifestEntry{ID: r.ID, Description: r.Description, Mode: r.Mode, Text: r.Text}
@@ -63,7 +64,13 @@ func NewCheck(rules []monitor.Rule, outDir string) (*Check, error) {
 		}
 		manifest[i] = e
 	}
-	fold, err := schema.NewSummaryFold(manifest)
+	return manifest
+}
+
+// NewCheck starts the artifacts of a check of rules (as
+// monitor.Engine.Rules lists them) whose summary goes to outDir.
+func NewCheck(rules []monitor.Rule, outDir string) (*Check, error) {
+	fold, err := schema.NewSummaryFold(RuleManifest(rules))
 	if err != nil {
 		return nil, err
 	}
