@@ -178,7 +178,7 @@ nats.store_dir pick their role's seed up (docs/security.md).`,
 	cmd.Flags().String("http", "", "ingest gateway address (gateway.listen, default 127.0.0.1:8080)")
 	cmd.Flags().IntVar(&workers, "workers", 2, "monitor workers in this process")
 	cmd.Flags().BoolVar(&demo, "demo", false, "publish a synthetic fleet of agents and report on it")
-	cmd.Flags().String("query", "", "query service address (query.listen, default 127.0.0.1:8090)")
+	cmd.Flags().String("query", "", "query service `ADDR` (query.listen, default 127.0.0.1:8090)")
 	cmd.Flags().StringVar(&dashboardURL, "dashboard-url", "", "base URL of the dashboard alerts link to (<url>/runs/<run>)")
 	registerServeStore(cmd)
 	registerFleet(cmd, &demoCfg)
