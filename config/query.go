@@ -23,7 +23,7 @@ type QueryConfig struct {
 }
 
 // QueryToken is one accepted bearer token: the hex SHA-256 of the token
-// (`ponens query token` makes one and prints both) and its scope.
+// (`printf %s TOKEN | sha256sum` prints it) and its scope.
 type QueryToken struct {
 	// Name says whose token it is, for the logs.
 	Name string `mapstructure:"name" yaml:"name"`

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"slices"
 	"strings"
@@ -19,6 +18,7 @@ import (
 	"github.com/ponens/ponens/internal/deployconf"
 	"github.com/ponens/ponens/schema"
 	"github.com/ponens/ponens/transport"
+	"github.com/ponens/ponens/transport/jstest"
 )
 
 // The generated users file is what the generator writes now.
@@ -100,7 +100,7 @@ func TestNATSClusterFromConfig(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts three servers")
 	}
-	ports := freePorts(t, 6)
+	ports := jstest.FreePorts(t, 6)
 	var routes []string
 	for i := range 3 {
 		routes = append(routes, fmt.Sprintf("nats://127.0.0.1:%d", ports[3+i]))
@@ -180,19 +180,4 @@ func TestNATSClusterFromConfig(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("a worker published an event and the server did not refuse it")
 	}
-}
-
-// freePorts returns n distinct loopback ports that were free a moment ago.
-func freePorts(t *testing.T, n int) []int {
-	t.Helper()
-	ports := make([]int, n)
-	for i := range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer l.Close()
-		ports[i] = l.Addr().(*net.TCPAddr).Port
-	}
-	return ports
 }

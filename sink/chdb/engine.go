@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"sync"
-	"unsafe"
 )
 
 // Options open an engine.
@@ -118,18 +116,7 @@ func (e *Engine) Query(query []byte, format string) ([]byte, error) {
 	}
 	res := e.api.queryN(*e.handle, &query[0], uintptr(len(query)), format, uintptr(len(format)))
 	runtime.KeepAlive(query)
-	if res == 0 {
-		return nil, errors.New("chdb: the engine returned no result")
-	}
-	defer e.api.destroyResult(res)
-	if msg := e.api.resultError(res); msg != "" {
-		return nil, &QueryError{Msg: strings.TrimSpace(msg)}
-	}
-	n := e.api.resultLength(res)
-	if n == 0 {
-		return nil, nil
-	}
-	return append([]byte(nil), unsafe.Slice(e.api.resultBuffer(res), n)...), nil
+	return e.takeResult(res)
 }
 
 // Exec runs statements that return nothing, in order, and stops at the

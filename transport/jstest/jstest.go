@@ -89,7 +89,7 @@ type Nodes struct {
 // JetStream meta leader. They are stopped when the test ends.
 func Cluster(t testing.TB, n int) *Nodes {
 	t.Helper()
-	ports := freePorts(t, 2*n) // a client and a route port per node
+	ports := FreePorts(t, 2*n) // a client and a route port per node
 	routes := make([]string, n)
 	for i := range n {
 		routes[i] = fmt.Sprintf("nats-route://127.0.0.1:%d", ports[n+i])
@@ -174,8 +174,8 @@ func (c *Nodes) WaitForLeader() {
 	}
 }
 
-// freePorts returns n distinct loopback ports that were free a moment ago.
-func freePorts(t testing.TB, n int) []int {
+// FreePorts returns n distinct loopback ports that were free a moment ago.
+func FreePorts(t testing.TB, n int) []int {
 	t.Helper()
 	ports := make([]int, n)
 	for i := range n {
