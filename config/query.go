@@ -53,7 +53,7 @@ func (q QueryConfig) validate() []string {
 	if err != nil {
 		errs = append(errs, fmt.Sprintf("query.listen: must be host:port, got %q", q.Listen))
 	} else if len(q.Tokens) == 0 && !loopbackHost(host) {
-		errs = append(errs, fmt.Sprintf("query.listen: %s is not a loopback address, and query.tokens is empty: set tokens (ponens query token) to listen beyond this host", q.Listen))
+		errs = append(errs, fmt.Sprintf("query.listen: %s is not a loopback address, and query.tokens is empty: set query.tokens (a name, the token's SHA-256 and a scope) to listen beyond this host", q.Listen))
 	}
 	for i, t := range q.Tokens {
 		if b, err := hex.DecodeString(t.SHA256); err != nil || len(b) != 32 {

@@ -55,7 +55,15 @@ func queryServer(cfg config.Config, set *ruleset.Set, q api.Querier) (*api.Serve
 	if len(errs) > 0 {
 		return nil, exitWith(exitBadInput, "%s", compileProblems(set, errs))
 	}
-	srv, err := api.New(api.Options{Listen: cfg.Query.Listen, Store: q, Rules: file.RuleManifest(eng.Rules())})
+	var tokens []api.Token
+	for i, t := range cfg.Query.Tokens {
+		tok, ok := api.ParseToken(t.Name, t.SHA256, t.Scope)
+		if !ok { // config validation refuses these first
+			return nil, exitWith(exitBadInput, "ponens serve: query.tokens[%d]: not a SHA-256 and a scope", i)
+		}
+		tokens = append(tokens, tok)
+	}
+	srv, err := api.New(api.Options{Listen: cfg.Query.Listen, Store: q, Tokens: tokens, Rules: file.RuleManifest(eng.Rules())})
 	if err != nil {
 		return nil, exitWith(exitBadInput, "ponens serve: %v", err)
 	}

@@ -23,6 +23,8 @@ type Options struct {
 	Rules []schema.RuleManifestEntry
 	// UI, when set, answers every path outside the API.
 	UI http.Handler
+	// Tokens, when any, are required of every request under /v1/.
+	Tokens []Token
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 }
@@ -48,7 +50,7 @@ func New(opts Options) (*Server, error) {
 }
 
 // Handler is the service's HTTP handler.
-func (s *Server) Handler() http.Handler { return s.mux }
+func (s *Server) Handler() http.Handler { return authorize(s.opts.Tokens, s.mux) }
 
 // Run serves on opts.Listen until ctx ends.
 func (s *Server) Run(ctx context.Context) error {
