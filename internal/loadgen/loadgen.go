@@ -350,6 +350,25 @@ func (l *load) partitions(ctx context.Context) (pending, ackPending uint64, err 
 	return pending, ackPending, nil
 }
 
+// waitPartitions waits until every partition's consumer answers, for at
+// most within: on a loaded cluster a consumer's info request can time out
+// while its replicas elect a leader, and a worker started a moment ago may
+// not have created its consumer yet.
+func (l *load) waitPartitions(ctx context.Context, within time.Duration) error {
+	deadline := time.Now().Add(within)
+	for {
+		c, done := context.WithTimeout(ctx, 5*time.Second)
+		_, _, err := l.partitions(c)
+		done()
+		if err == nil || ctx.Err() != nil || time.Now().After(deadline) {
+			return err
+		}
+		if err := sleep(ctx, 250*time.Millisecond); err != nil {
+			return err
+		}
+	}
+}
+
 // poll keeps l.backlog up to date every 50ms until the returned stop is
 // called.
 func (l *load) poll(ctx context.Context) (stop func()) {
@@ -447,7 +466,7 @@ func (l *load) run(ctx context.Context) (Result, error) {
 	if err := transport.CheckPartitions(ctx, l.query, l.opts.Subjects); err != nil {
 		return res, fmt.Errorf("loadgen: %w (set --partitions to the stream's)", err)
 	}
-	if _, _, err := l.partitions(ctx); err != nil {
+	if err := l.waitPartitions(ctx, 20*time.Second); err != nil {
 		return res, fmt.Errorf("loadgen: no worker consumes the events (is `ponens serve` running with --prefix %s and --partitions %d?): %w",
 			l.opts.Subjects.Prefix, l.opts.Subjects.Partitions, err)
 	}
