@@ -160,6 +160,9 @@ nats.store_dir pick their role's seed up (docs/security.md).`,
 				if err != nil {
 					return err
 				}
+				if _, err := qs.Listen(); err != nil {
+					return exitWith(exitBadInput, "ponens serve: query.listen (--query): %v", err)
+				}
 				p.Add(pipeline.Actor{Name: "query", Run: qs.Run})
 				fmt.Fprintf(out, "query     http://%s/v1/ (ponens runs, ponens rules; docs/query-api.md)\n", cfg.Query.Listen)
 			}

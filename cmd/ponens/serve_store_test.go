@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -186,5 +187,25 @@ func TestServeQueryService(t *testing.T) {
 	body, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != 200 || !strings.Contains(string(body), `"runId":"`+run+`"`) {
 		t.Fatalf("verdicts of %s: %d %s", run, resp.StatusCode, body)
+	}
+}
+
+// TestServeQueryPortInUse: a query.listen address another process holds
+// is a bad setting (exit 2, naming it), found before the pipeline starts.
+func TestServeQueryPortInUse(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs ponens serve")
+	}
+	held, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	work := t.TempDir()
+	rules, _ := filepath.Abs("../../examples/rules")
+	r := runBinary(t, work, nil, "serve", "--rules", rules, "--listen", freeAddr(t), "--http", freeAddr(t),
+		"--store", filepath.Join(work, "store"), "--query", held.Addr().String())
+	if r.code != exitBadInput || !strings.Contains(r.stderr, "query.listen") || !strings.Contains(r.stderr, held.Addr().String()) {
+		t.Fatalf("exit %d, want %d naming query.listen and %s:\n%s", r.code, exitBadInput, held.Addr(), r.stderr)
 	}
 }

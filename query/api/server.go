@@ -34,6 +34,7 @@ type Server struct {
 	opts  Options
 	store Querier
 	mux   *http.ServeMux
+	ln    net.Listener
 }
 
 // New makes a server of opts.
@@ -52,12 +53,26 @@ func New(opts Options) (*Server, error) {
 // Handler is the service's HTTP handler.
 func (s *Server) Handler() http.Handler { return authorize(s.opts.Tokens, s.mux) }
 
-// Run serves on opts.Listen until ctx ends.
+// Listen binds opts.Listen now, so that an address in use is reported
+// before the service starts; Run serves on it. It returns the bound
+// address (the port chosen when opts.Listen's is 0).
+func (s *Server) Listen() (net.Addr, error) {
+	if s.ln == nil {
+		ln, err := net.Listen("tcp", s.opts.Listen)
+		if err != nil {
+			return nil, err
+		}
+		s.ln = ln
+	}
+	return s.ln.Addr(), nil
+}
+
+// Run serves on opts.Listen (bound by Listen, or now) until ctx ends.
 func (s *Server) Run(ctx context.Context) error {
-	ln, err := net.Listen("tcp", s.opts.Listen)
-	if err != nil {
+	if _, err := s.Listen(); err != nil {
 		return err
 	}
+	ln := s.ln
 	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		<-ctx.Done()
