@@ -92,3 +92,49 @@ func TestReadBatchAckNak(t *testing.T) {
 	}
 	read("")
 }
+
+// An eager source returns the messages that are there without waiting for
+// its batch to fill, at most BatchRows of them; with nothing there, it
+// returns with the first message that comes, and what came with it. The
+// read's wait (20 s) is far beyond what either takes: a source that waits
+// for a full batch returns only when it expires.
+func TestEagerReadBatch(t *testing.T) {
+	_, _, js := jstest.Start(t)
+	ctx := context.Background()
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "S", Subjects: []string{"s.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	publish := func(n int) {
+		for i := range n {
+			if _, err := js.Publish(ctx, "s.x", fmt.Appendf(nil, "%d", i)); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	s, err := Open(ctx, js, Options{Stream: "S", Durable: "d", BatchRows: 100, Eager: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const wait = 20 * time.Second
+	read := func(want int) {
+		t.Helper()
+		began := time.Now()
+		b, err := s.ReadBatch(ctx, wait)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if took := time.Since(began); len(b.Msgs) != want || took >= wait/2 {
+			t.Fatalf("%d messages after %s, want %d without waiting for a full batch", len(b.Msgs), took, want)
+		}
+		if err := b.Ack(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	publish(3)
+	read(3)
+	publish(150)
+	read(100)
+	read(50)
+	go func() { time.Sleep(200 * time.Millisecond); publish(1) }()
+	read(1)
+}
