@@ -15,7 +15,10 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo deve
 COMMIT  ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null)
 LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
-.PHONY: all deps chdb build install test test-race lint bench fuzz fuzz-smoke run check-examples clean
+HELM_VERSION ?= v3.21.4
+HELM_BIN := $(HOME)/.cache/ponens/bin
+
+.PHONY: all deps chdb helm build install test test-race lint bench fuzz fuzz-smoke run check-examples clean
 
 all: build
 
@@ -26,6 +29,11 @@ deps: chdb
 ## chdb: install libchdb (skipped when present); the store's tests need it
 chdb:
 	scripts/install-chdb
+
+## helm: install helm $(HELM_VERSION) into ~/.cache/ponens/bin (skipped when present), built from its Go module; the Helm chart's tests render the chart with it and are skipped without it
+helm:
+	@test -x $(HELM_BIN)/helm || GOBIN=$(HELM_BIN) $(GO) install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+	@$(HELM_BIN)/helm version --short
 
 ## build: build bin/ponens
 build:
