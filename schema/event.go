@@ -136,3 +136,19 @@ type Artifact struct {
 	CreatedAt        string                     `json:"created_at,omitempty"`
 	Extra            map[string]json.RawMessage `json:"extra,omitempty"`
 }
+
+// StartProject is the project a run's start names: the string in its extra
+// field "project" (a reference trace's top-level "project"), or "" when
+// there is none or it is not a string. The store reads the same field for
+// a run's project.
+func StartProject(s *RunStart) string {
+	raw, ok := s.Extra["project"]
+	if !ok {
+		return ""
+	}
+	var p string
+	if json.Unmarshal(raw, &p) != nil {
+		return ""
+	}
+	return p
+}

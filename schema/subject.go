@@ -153,6 +153,17 @@ func VerdictMsgID(v *VerdictEvent) string {
 	return RunToken(v.RunID) + ":" + RunToken(v.Rule.ID) + ":" + strconv.FormatUint(v.Seq, 10) + ":" + string(v.Status)
 }
 
+// Headers a worker sets on a verdict message, when it knows them, for the
+// readers that route verdicts (the alert stage): the agent and project of
+// the run (from its run.start, the project from its extra field
+// "project"), and the declared severity of the rule. The verdict's JSON is
+// the verdict stream's line and carries none of them.
+const (
+	HeaderAgent    = "Ponens-Agent"
+	HeaderProject  = "Ponens-Project"
+	HeaderSeverity = "Ponens-Severity"
+)
+
 // HeaderRule is set on a verdict message of a rule whose meaning changed:
 // the rule's id in its file, while the verdict carries the id of the
 // version (<id>@<version>). The alert stage announces it on the rule's own

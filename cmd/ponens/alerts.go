@@ -72,7 +72,7 @@ func newAlertsSubscribeCommand() *cobra.Command {
 	var s alert.Subscription
 	var statuses []string
 	cmd := &cobra.Command{
-		Use:   "subscribe ID (--subject S | --webhook URL | --slack URL) [--rule GLOB]... [--status S]... [--agent A]... [--project P]... [--secret K]",
+		Use:   "subscribe ID (--subject S | --webhook URL | --slack URL) [--rule GLOB]... [--status S]... [--agent A]... [--project P]... [--min-severity S] [--secret K]",
 		Short: "Store (or replace) a subscription",
 		Long: `Store the subscription ID. Without --status it is told of violations
 only. A webhook is POSTed the alert as JSON with the headers
@@ -82,7 +82,7 @@ X-Ponens-Delivery (the verdict's identity), X-Ponens-Timestamp and, with
 be reached.`,
 		Example: `  ponens alerts subscribe oncall --webhook https://hooks.example.com/ponens --secret k3y --rule 'tests_*'
   ponens alerts subscribe team --slack https://hooks.slack.com/services/T/B/X --status violated --status unresolved
-  ponens alerts subscribe bus --subject ponens.notify.team --agent claude-code
+  ponens alerts subscribe bus --subject ponens.notify.team --agent claude-code --min-severity error
   ponens alerts subscribe digest --webhook https://hooks.example.com/digest --group-wait 30s --group-interval 5m`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -108,6 +108,7 @@ be reached.`,
 	f.StringArrayVar(&statuses, "status", nil, "violated, pending or unresolved (repeatable; default violated)")
 	f.StringArrayVar(&s.Agents, "agent", nil, "only this agent (repeatable)")
 	f.StringArrayVar(&s.Projects, "project", nil, "only this project (repeatable)")
+	f.StringVar(&s.MinSeverity, "min-severity", "", "only rules declared at least this `SEVERITY`: info, warning, error or critical")
 	f.StringVar(&s.Subject, "subject", "", "publish alerts on this NATS subject")
 	f.StringVar(&s.Webhook, "webhook", "", "POST alerts to this URL")
 	f.StringVar(&s.Slack, "slack", "", "POST alerts to this Slack-compatible incoming webhook")

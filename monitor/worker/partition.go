@@ -63,6 +63,7 @@ type runState struct {
 	skipped  [][2]uint64 // seq ranges given up on, ascending (runMark.Skipped)
 	dropped  []uint64    // stream sequences refused on overflow (runMark.Dropped)
 	agent    string      // the agent run.start named
+	project  string      // the project run.start's extra fields named
 	// sums[seq-1] is the FNV-1a hash of the bytes of event seq as applied
 	// (0: not applied), to tell a repeat from a conflicting duplicate.
 	sums []uint64
@@ -164,6 +165,7 @@ type partition struct {
 	k          int
 	eng        *monitor.Engine
 	fileIDs    map[string]string // verdict id → id in the file, for later versions
+	severity   map[string]string // verdict id → the rule's declared severity
 	runs       map[string]*runState
 	gapped     map[string]*runState // runs with events waiting for a missing seq
 	idleScan   time.Time            // when sweep last looked for idle runs
@@ -198,7 +200,13 @@ func newPartition(ctx context.Context, w *Worker, k int, rev uint64) (*partition
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("partition %d: %w", k, errors.Join(errs...))
 	}
-	p := &partition{w: w, k: k, eng: eng, fileIDs: fileIDs, rev: rev, runs: map[string]*runState{}, gapped: map[string]*runState{}, ended: map[string]string{},
+	severity := map[string]string{}
+	for _, r := range set.Rules {
+		if r.Severity != "" {
+			severity[r.ID] = r.Severity
+		}
+	}
+	p := &partition{w: w, k: k, eng: eng, fileIDs: fileIDs, severity: severity, rev: rev, runs: map[string]*runState{}, gapped: map[string]*runState{}, ended: map[string]string{},
 		decide: make(chan decideReq), done: make(chan struct{})}
 	ck, err := p.loadCheckpoint(ctx)
 	if err != nil {
@@ -557,7 +565,7 @@ func (p *partition) apply(ctx context.Context, runID string, rs *runState, ev *s
 	}
 	rs.next = ev.Seq + 1
 	if ev.Start != nil {
-		rs.agent = ev.Start.Agent
+		rs.agent, rs.project = ev.Start.Agent, schema.StartProject(ev.Start)
 	}
 	rs.pastSkips()
 	if err != nil {
@@ -690,6 +698,13 @@ func (p *partition) send(ctx context.Context, vs []schema.VerdictEvent) {
 		if id, ok := p.fileIDs[v.Rule.ID]; ok {
 			msg.Header.Set(schema.HeaderRule, id)
 		}
+		agent := ""
+		if rs := p.runs[v.RunID]; rs != nil {
+			agent = rs.agent
+			setHeader(msg, schema.HeaderAgent, rs.agent)
+			setHeader(msg, schema.HeaderProject, rs.project)
+		}
+		setHeader(msg, schema.HeaderSeverity, p.severity[v.Rule.ID])
 		f, err := p.w.js.PublishMsgAsync(msg)
 		if err != nil {
 			p.fail(err)
@@ -697,12 +712,15 @@ func (p *partition) send(ctx context.Context, vs []schema.VerdictEvent) {
 		}
 		p.pub = append(p.pub, f)
 		if v.Status == schema.StatusViolated && p.w.opts.Violated != nil {
-			agent := ""
-			if rs := p.runs[v.RunID]; rs != nil {
-				agent = rs.agent
-			}
 			p.w.opts.Violated(v, agent)
 		}
+	}
+}
+
+// setHeader sets the header key of msg to value when value is not empty.
+func setHeader(msg *nats.Msg, key, value string) {
+	if value != "" {
+		msg.Header.Set(key, value)
 	}
 }
 

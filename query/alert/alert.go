@@ -42,7 +42,24 @@ func New(nc *nats.Conn, js jetstream.JetStream, subjects schema.Subjects, durabl
 // dispatcher saw it.
 type Alert struct {
 	Verdict schema.VerdictEvent `json:"verdict"`
-	At      time.Time           `json:"at"`
+	// Agent, Project and Severity are the run's agent and project and the
+	// rule's declared severity, as the worker knew them.
+	Agent    string    `json:"agent,omitempty"`
+	Project  string    `json:"project,omitempty"`
+	Severity string    `json:"severity,omitempty"`
+	At       time.Time `json:"at"`
+}
+
+// Route is what a verdict message's headers say beside the verdict: the
+// rule's id in its file (set when the verdict is of a later version), the
+// run's agent and project, and the rule's severity.
+type Route struct {
+	Rule, Agent, Project, Severity string
+}
+
+// RouteOf reads the route of a verdict message from its headers.
+func RouteOf(h nats.Header) Route {
+	return Route{Rule: h.Get(schema.HeaderRule), Agent: h.Get(schema.HeaderAgent), Project: h.Get(schema.HeaderProject), Severity: h.Get(schema.HeaderSeverity)}
 }
 
 // batchRows is the most verdicts the stage reads in one batch.
@@ -97,7 +114,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 // the rest are handed back, and its error is returned.
 func (d *Dispatcher) forwardBatch(ctx context.Context, b source.Batch) error {
 	for i, m := range b.Msgs {
-		if err := d.forward(ctx, m.Data(), m.Headers().Get(schema.HeaderRule)); err != nil {
+		if err := d.forward(ctx, m.Data(), RouteOf(m.Headers())); err != nil {
 			done, rest := source.Batch{Msgs: b.Msgs[:i]}, source.Batch{Msgs: b.Msgs[i:]}
 			_ = rest.Nak(0)
 			if aerr := done.Ack(context.WithoutCancel(ctx)); aerr != nil {
@@ -137,9 +154,9 @@ type statusOnly struct {
 }
 
 // forward announces the verdict in data if it is a violation, on the alert
-// subject of rule (the rule's id in its file, when the verdict is of a later
-// version) or else of the verdict's rule.
-func (d *Dispatcher) forward(ctx context.Context, data []byte, rule string) error {
+// subject of r.Rule (the rule's id in its file, when the verdict is of a
+// later version) or else of the verdict's rule.
+func (d *Dispatcher) forward(ctx context.Context, data []byte, r Route) error {
 	var s statusOnly
 	if _, err := segjson.Parse(data, &s, 0); err == nil && s.Status == schema.StatusSatisfied {
 		return nil
@@ -150,17 +167,18 @@ func (d *Dispatcher) forward(ctx context.Context, data []byte, rule string) erro
 		return nil
 	}
 	if d.Notifier != nil && v.Status != schema.StatusSatisfied {
-		if err := d.Notifier.Notify(ctx, v, rule); err != nil {
+		if err := d.Notifier.Notify(ctx, v, r); err != nil {
 			return err
 		}
 	}
 	if v.Status != schema.StatusViolated {
 		return nil
 	}
-	payload, err := json.Marshal(Alert{Verdict: v, At: time.Now().UTC()})
+	payload, err := json.Marshal(Alert{Verdict: v, Agent: r.Agent, Project: r.Project, Severity: r.Severity, At: time.Now().UTC()})
 	if err != nil {
 		return err
 	}
+	rule := r.Rule
 	if rule == "" {
 		rule = v.Rule.ID
 	}

@@ -54,6 +54,26 @@ type Subscription struct {
 	// GroupInterval (default GroupWait), for the alerts since.
 	GroupWait     Duration `json:"groupWait,omitempty"`
 	GroupInterval Duration `json:"groupInterval,omitempty"`
+	// MinSeverity, when set, keeps only the rules declared at least this
+	// severe (see SeverityRank); a rule without a declared severity counts
+	// as the most severe, so that nothing goes unnoticed by default.
+	MinSeverity string `json:"minSeverity,omitempty"`
+}
+
+// severityRanks orders the severities rules declare: a gallery policy's
+// info, warning and error, and a POLICY.md rule's warn, require_approval
+// and block, compared case-insensitively.
+var severityRanks = map[string]int{"info": 1, "low": 1, "warning": 2, "warn": 2, "medium": 2,
+	"error": 3, "high": 3, "require_approval": 3, "block": 3, "critical": 4}
+
+// SeverityRank is the rank of severity s (1 info to 4 critical), and
+// whether s is one ponens orders. An empty severity ranks highest.
+func SeverityRank(s string) (int, bool) {
+	if s == "" {
+		return 4, true
+	}
+	r, ok := severityRanks[strings.ToLower(s)]
+	return r, ok
 }
 
 // Duration is a time.Duration written in JSON as text ("30s").
@@ -85,6 +105,9 @@ func (s Subscription) Validate() error {
 	}
 	if s.GroupWait < 0 || s.GroupInterval < 0 {
 		return fmt.Errorf("subscription %s: fields groupWait, groupInterval: must not be negative", s.ID)
+	}
+	if _, ok := SeverityRank(s.MinSeverity); !ok {
+		return fmt.Errorf("subscription %s: field minSeverity: unknown severity %q (want info, warning, error or critical; warn, require_approval and block are read too)", s.ID, s.MinSeverity)
 	}
 	for _, st := range s.Statuses {
 		if !slices.Contains(schema.Statuses, st) {
@@ -237,17 +260,18 @@ func Sign(secret string, ts int64, body []byte) string {
 	return "sha256=" + hex.EncodeToString(m.Sum(nil))
 }
 
-// notification builds the alert of v.
-func (n *Notifier) notification(v schema.VerdictEvent, rule string) Notification {
+// notification builds the alert of v routed by r.
+func (n *Notifier) notification(v schema.VerdictEvent, r Route) Notification {
 	id, version, _ := strings.Cut(v.Rule.ID, "@")
-	if rule != "" {
-		id = rule
+	if r.Rule != "" {
+		id = r.Rule
 	}
-	out := Notification{DeliveryID: DeliveryID(v), Rule: id, Version: version, Mode: v.Mode, Status: v.Status, Run: v.RunID, At: time.Now().UTC()}
+	out := Notification{DeliveryID: DeliveryID(v), Rule: id, Version: version, Severity: r.Severity, Mode: v.Mode, Status: v.Status,
+		Run: v.RunID, Agent: r.Agent, Project: r.Project, At: time.Now().UTC()}
 	if v.Cause != nil {
 		ev := v.Cause.Event
 		out.Subformula, out.Event = v.Cause.Subformula, &ev
-		if ev.Start != nil {
+		if ev.Start != nil && out.Agent == "" {
 			out.Agent = ev.Start.Agent
 		}
 	}
@@ -268,6 +292,12 @@ func matches(s Subscription, a Notification) bool {
 	if len(s.Agents) > 0 && !slices.Contains(s.Agents, a.Agent) || len(s.Projects) > 0 && !slices.Contains(s.Projects, a.Project) {
 		return false
 	}
+	if s.MinSeverity != "" {
+		want, _ := SeverityRank(s.MinSeverity)
+		if got, ok := SeverityRank(a.Severity); ok && got < want {
+			return false
+		}
+	}
 	return len(s.Rules) == 0 || slices.ContainsFunc(s.Rules, func(g string) bool { ok, _ := path.Match(g, a.Rule); return ok })
 }
 
@@ -283,8 +313,8 @@ func silenced(ss []Silence, a Notification, now time.Time) bool {
 // recorded as a dead letter (dead.<sub>.<delivery id>) and counts as done;
 // an error is returned only when the bucket cannot be read or written, so
 // that the verdict is not acknowledged and comes back.
-func (n *Notifier) Notify(ctx context.Context, v schema.VerdictEvent, rule string) error {
-	a := n.notification(v, rule)
+func (n *Notifier) Notify(ctx context.Context, v schema.VerdictEvent, r Route) error {
+	a := n.notification(v, r)
 	subs, sil, err := n.load(ctx)
 	if err != nil {
 		return err
@@ -426,7 +456,7 @@ func (n *Notifier) Test(ctx context.Context, id string) (DeliveryStatus, error) 
 	if err := json.Unmarshal(e.Value(), &s); err != nil {
 		return DeliveryStatus{}, fmt.Errorf("subscription %s: %w", id, err)
 	}
-	a := n.notification(schema.VerdictEvent{RunID: "test", Seq: uint64(time.Now().UnixNano()), Rule: schema.RuleRef{ID: "ponens.test"}, Status: schema.StatusViolated, Mode: schema.ModeObserve}, "")
+	a := n.notification(schema.VerdictEvent{RunID: "test", Seq: uint64(time.Now().UnixNano()), Rule: schema.RuleRef{ID: "ponens.test"}, Status: schema.StatusViolated, Mode: schema.ModeObserve}, Route{})
 	return n.deliver(ctx, s, a), nil
 }
 

@@ -310,7 +310,7 @@ func TestDeadLetterAndSlack(t *testing.T) {
 	n := NewNotifier(nc, kv)
 	n.Attempts, n.Backoff = 3, time.Millisecond
 	v := schema.VerdictEvent{RunID: "r9", Seq: 4, Rule: schema.RuleRef{ID: "no_env_writes"}, Status: schema.StatusViolated, Mode: schema.ModeDeny}
-	if err := n.Notify(ctx, v, ""); err != nil {
+	if err := n.Notify(ctx, v, Route{}); err != nil {
 		t.Fatal(err)
 	}
 	if failures != 3 {
