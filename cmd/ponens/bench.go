@@ -53,6 +53,7 @@ type benchFlags struct {
 	cpuProfile   string
 	memProfile   string
 	samples      string
+	webhook      bool
 }
 
 func newBenchCommand() *cobra.Command {
@@ -110,6 +111,7 @@ or on SIGINT or SIGTERM.`,
 	fl.IntVar(&f.maxBacklog, "max-backlog", 50_000, "hold publishing back while more events than this wait for a worker")
 	fl.DurationVar(&f.drainTimeout, "drain-timeout", 60*time.Second, "how long to wait for the workers to catch up")
 	fl.BoolVar(&f.asJSON, "json", false, "print the result as one JSON object")
+	fl.BoolVar(&f.webhook, "webhook", false, "also measure publish → webhook received: a loopback webhook subscribed to every violation through the alert stage")
 	fl.BoolVar(&f.noStore, "no-store", false, "embedded: run without the sink into the embedded store")
 	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the load to this file")
 	fl.StringVar(&f.memProfile, "memprofile", "", "write a heap profile at the measuring point to this file")
@@ -139,7 +141,7 @@ func runBench(cmd *cobra.Command, f *benchFlags) error {
 	opts := loadgen.Options{
 		Subjects: sub, Runs: f.runs, Duration: f.duration, Rate: f.rate, Violations: f.violations, Seed: f.seed,
 		MaxInFlight: f.inFlight, MaxBacklog: f.maxBacklog, DrainTimeout: f.drainTimeout,
-		KeepSamples: f.samples != "",
+		KeepSamples: f.samples != "", Webhook: f.webhook,
 	}
 	if !f.asJSON {
 		opts.Progress = cmd.ErrOrStderr()
@@ -321,7 +323,7 @@ func startEmbedded(ctx context.Context, f *benchFlags, cfg config.Config, set *r
 		NATS:     pipelineNATS(natsCfg, transport.RoleAdmin, "ponens bench", false, log),
 		Subjects: sub, Logger: log,
 		Workers: &pipeline.WorkersOptions{IDs: ids, Worker: workerOptions(cfg, set)},
-		Alerts:  &pipeline.AlertOptions{},
+		Alerts:  &pipeline.AlertOptions{Notify: true},
 	}
 	opts.NATS.Embedded = emb
 	e.store = "no store (--no-store)"
@@ -449,6 +451,9 @@ func printBench(out io.Writer, r loadgen.Result, remote bool, workers int) {
 		note += "; no alert stage found"
 	}
 	lat("alert", r.Alert, note)
+	if r.Webhook.Samples > 0 {
+		lat("webhook", r.Webhook, " (a loopback webhook subscribed to every violation)")
+	}
 	if r.Dropped > 0 || r.Missed > 0 {
 		fmt.Fprintf(out, "lost      %d verdicts/alerts dropped by the listener (slow consumer), %d without a publish time\n", r.Dropped, r.Missed)
 	}

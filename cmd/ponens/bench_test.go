@@ -17,7 +17,7 @@ func TestBenchEmbedded(t *testing.T) {
 	}
 	t.Chdir(t.TempDir())
 	out, stderr, code := runPonens(t, "bench",
-		"--duration", "2s", "--runs", "200", "--rate", "2000", "--violations", "0.01", "--json")
+		"--duration", "2s", "--runs", "200", "--rate", "2000", "--violations", "0.01", "--json", "--webhook")
 	if code != exitOK {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, stderr)
 	}
@@ -42,6 +42,10 @@ func TestBenchEmbedded(t *testing.T) {
 			P50, P99 float64
 			Samples  int
 		} `json:"alert_latency_ms"`
+		Webhook struct {
+			P50, P99 float64
+			Samples  int
+		} `json:"webhook_latency_ms"`
 		OpenRuns int   `json:"open_runs"`
 		RSS      int64 `json:"rss_bytes"`
 	}
@@ -55,10 +59,13 @@ func TestBenchEmbedded(t *testing.T) {
 	for name, l := range map[string]struct {
 		P50, P99 float64
 		Samples  int
-	}{"verdict": res.Verdict, "alert": res.Alert} {
+	}{"verdict": res.Verdict, "alert": res.Alert, "webhook": res.Webhook} {
 		if l.Samples == 0 || l.P50 <= 0 || l.P99 < l.P50 {
 			t.Errorf("%s latency %+v: want samples, 0 < p50 <= p99", name, l)
 		}
+	}
+	if res.Webhook.Samples != res.Alert.Samples {
+		t.Errorf("%d webhook deliveries timed for %d alerts: want one per violation", res.Webhook.Samples, res.Alert.Samples)
 	}
 	if res.OpenRuns != 200 {
 		t.Errorf("open_runs %d, want 200", res.OpenRuns)

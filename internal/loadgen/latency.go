@@ -49,6 +49,7 @@ type recorder struct {
 	on       bool
 	verdicts []time.Duration
 	alerts   []time.Duration
+	webhooks []time.Duration
 	trace    []Sample // every sample, in arrival order, when keepTrace
 	keep     bool
 	missed   int // verdicts or alerts of this load's runs whose event's publish time is unknown
@@ -106,12 +107,24 @@ func (r *recorder) received(i int, seq uint64, now time.Time, alert bool) {
 	}
 }
 
+// receivedWebhook records a webhook delivery about seq of run i that
+// arrived at now, while recording is on.
+func (r *recorder) receivedWebhook(i int, seq uint64, now time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.sent[i]
+	if !r.on || seq < 1 || seq > uint64(len(s)) || s[seq-1] == 0 {
+		return
+	}
+	r.webhooks = append(r.webhooks, now.Sub(r.t0)-time.Duration(s[seq-1])*time.Microsecond)
+}
+
 // stop ends recording and returns the samples.
-func (r *recorder) stop() (verdicts, alerts []time.Duration, trace []Sample, missed int) {
+func (r *recorder) stop() (verdicts, alerts, webhooks []time.Duration, trace []Sample, missed int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.on = false
-	return r.verdicts, r.alerts, r.trace, r.missed
+	return r.verdicts, r.alerts, r.webhooks, r.trace, r.missed
 }
 
 // bytes estimates the memory the recorder holds.

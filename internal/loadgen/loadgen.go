@@ -107,6 +107,10 @@ type Options struct {
 	// KeepSamples keeps every latency sample in Result.Samples, to see
 	// when the slow ones happened.
 	KeepSamples bool
+	// Webhook subscribes a loopback webhook to every violation through the
+	// alert stage's subscriptions for the load, and measures publish →
+	// webhook received (Result.Webhook).
+	Webhook bool
 }
 
 func (o *Options) fill() {
@@ -176,6 +180,8 @@ type Result struct {
 	// received, in milliseconds.
 	Verdict Latency `json:"verdict_latency_ms"`
 	Alert   Latency `json:"alert_latency_ms"`
+	// Webhook is publish → webhook received, with Options.Webhook.
+	Webhook Latency `json:"webhook_latency_ms"`
 	// OpenRuns is the number of the load's runs open in the workers at the
 	// measuring point.
 	OpenRuns int `json:"open_runs"`
@@ -472,6 +478,13 @@ func (l *load) run(ctx context.Context) (Result, error) {
 	}
 	_, err := l.query.Consumer(ctx, schema.StreamVerdicts, l.opts.AlertConsumer)
 	res.AlertStage = err == nil
+	if l.opts.Webhook {
+		hookCtx, stopHook := context.WithCancel(ctx)
+		defer stopHook()
+		if _, err := l.startWebhook(hookCtx); err != nil {
+			return res, err
+		}
+	}
 	l.stopPoll = l.poll(ctx)
 
 	// The measured load: every run.start, then actions for Duration.
@@ -531,8 +544,8 @@ func (l *load) run(ctx context.Context) (Result, error) {
 	if l.opts.Measure != nil {
 		l.opts.Measure(&res)
 	}
-	verdicts, alerts, samples, missed := l.rec.stop()
-	res.Verdict, res.Alert, res.Samples, res.Missed = Summarize(verdicts), Summarize(alerts), samples, missed
+	verdicts, alerts, webhooks, samples, missed := l.rec.stop()
+	res.Verdict, res.Alert, res.Webhook, res.Samples, res.Missed = Summarize(verdicts), Summarize(alerts), Summarize(webhooks), samples, missed
 	res.Violated = int(l.violated.Load())
 	res.MaxBacklogSeen = l.maxSeen.Load()
 	for _, s := range l.subs {
