@@ -24,6 +24,7 @@ import (
 	"github.com/ponens/ponens/monitor/worker"
 	"github.com/ponens/ponens/policy/ruleset"
 	"github.com/ponens/ponens/query/alert"
+	"github.com/ponens/ponens/query/api"
 	"github.com/ponens/ponens/schema"
 	"github.com/ponens/ponens/transport"
 )
@@ -156,7 +157,7 @@ nats.store_dir pick their role's seed up (docs/security.md).`,
 			fmt.Fprintf(out, "decide    request %s.decide.<partition>\n", sub.Prefix)
 			fmt.Fprintf(out, "rules     %d loaded, %s\n", len(set.Rules), rw.what())
 			if querier != nil {
-				qs, err := queryServer(cfg, set, querier)
+				qs, err := queryServer(cfg, set, querier, api.NATSLive{Conn: p.Conn(), Subjects: sub})
 				if err != nil {
 					return err
 				}

@@ -49,8 +49,9 @@ func sinkOptions(cfg config.Config, st *openedStore, m *sink.Metrics) *pipeline.
 }
 
 // queryServer is the query service serve runs on query.listen over the
-// store q, with the rules of set as the summary's rule manifest.
-func queryServer(cfg config.Config, set *ruleset.Set, q api.Querier) (*api.Server, error) {
+// store q, with the rules of set as the summary's rule manifest; live,
+// when set, is what its /v1/stream follows.
+func queryServer(cfg config.Config, set *ruleset.Set, q api.Querier, live api.Live) (*api.Server, error) {
 	eng, errs := monitor.NewEngine(set)
 	if len(errs) > 0 {
 		return nil, exitWith(exitBadInput, "%s", compileProblems(set, errs))
@@ -63,7 +64,7 @@ func queryServer(cfg config.Config, set *ruleset.Set, q api.Querier) (*api.Serve
 		}
 		tokens = append(tokens, tok)
 	}
-	srv, err := api.New(api.Options{Listen: cfg.Query.Listen, Store: q, Tokens: tokens, Rules: file.RuleManifest(eng.Rules())})
+	srv, err := api.New(api.Options{Listen: cfg.Query.Listen, Store: q, Live: live, Tokens: tokens, Rules: file.RuleManifest(eng.Rules())})
 	if err != nil {
 		return nil, exitWith(exitBadInput, "ponens serve: %v", err)
 	}

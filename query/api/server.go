@@ -23,6 +23,9 @@ type Options struct {
 	Rules []schema.RuleManifestEntry
 	// UI, when set, answers every path outside the API.
 	UI http.Handler
+	// Live, when set, is what /v1/stream follows; without it the stream
+	// answers unavailable.
+	Live Live
 	// Tokens, when any, are required of every request under /v1/.
 	Tokens []Token
 	// Now is the clock (time.Now when nil).
@@ -188,6 +191,7 @@ func (s *Server) routes() {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(b)
 	})
+	s.mux.HandleFunc("GET /v1/stream", s.stream)
 	s.mux.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, notFound("no endpoint %s %s", r.Method, safe(r.URL.Path)))
 	})
