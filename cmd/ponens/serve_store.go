@@ -63,7 +63,7 @@ func queryServer(cfg config.Config, set *ruleset.Set, q api.Querier) (*api.Serve
 		}
 		tokens = append(tokens, tok)
 	}
-	srv, err := api.New(api.Options{Listen: cfg.Query.Listen, Store: q, Tokens: tokens, Rules: file.RuleManifest(eng.Rules())})
+	srv, err := api.New(api.Options{Listen: cfg.Query.Listen, Store: q, Tokens: tokens, Rules: file.RuleManifest(eng.Rules()), Monitor: set})
 	if err != nil {
 		return nil, exitWith(exitBadInput, "ponens serve: %v", err)
 	}

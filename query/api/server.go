@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/ponens/ponens/policy/ruleset"
 	"github.com/ponens/ponens/schema"
 )
 
@@ -21,6 +22,12 @@ type Options struct {
 	// Rules is the configured rule manifest (what `ponens check` lists in
 	// summary.json), in order.
 	Rules []schema.RuleManifestEntry
+	// Monitor, when set, is the rule set the service evaluates a stored
+	// run's events with for a summary's matrix.results (each rule's result
+	// by finite-trace semantics), as `ponens check` does; without it, or
+	// when a summary lists a rule it does not hold, matrix.results is
+	// absent. The set's rules are Rules.
+	Monitor *ruleset.Set
 	// UI, when set, answers every path outside the API.
 	UI http.Handler
 	// Tokens, when any, are required of every request under /v1/.
@@ -31,10 +38,11 @@ type Options struct {
 
 // Server is the query service.
 type Server struct {
-	opts  Options
-	store Querier
-	mux   *http.ServeMux
-	ln    net.Listener
+	opts    Options
+	store   Querier
+	mux     *http.ServeMux
+	ln      net.Listener
+	engines *enginePool // nil without opts.Monitor
 }
 
 // New makes a server of opts.
@@ -46,6 +54,12 @@ func New(opts Options) (*Server, error) {
 		opts.Now = time.Now
 	}
 	s := &Server{opts: opts, store: opts.Store, mux: http.NewServeMux()}
+	if opts.Monitor != nil {
+		var err error
+		if s.engines, err = newEnginePool(opts.Monitor); err != nil {
+			return nil, err
+		}
+	}
 	s.routes()
 	return s, nil
 }
