@@ -16,8 +16,8 @@ import (
 	"github.com/ponens/ponens/policy/ruleset"
 	"github.com/ponens/ponens/schema"
 	"github.com/ponens/ponens/sink"
-	"github.com/ponens/ponens/sink/file"
 	"github.com/ponens/ponens/sink/chdb"
+	"github.com/ponens/ponens/sink/file"
 )
 
 var engine *chdb.Engine
