@@ -148,6 +148,8 @@ func TestHostileParameters(t *testing.T) {
 		"/v1/summary":       selectionParams,
 		"/v1/rules":         {"since", "until"},
 		"/v1/rules/a/stats": {"since", "until", "step"},
+		"/v1/fleet":         {"since", "until", "step"},
+		"/v1/deadletters":   {"since", "until", "reason", "source", "before", "limit"},
 	}
 	for path, params := range endpoints {
 		for _, p := range params {
