@@ -156,7 +156,7 @@ nats.store_dir pick their role's seed up (docs/security.md).`,
 			fmt.Fprintf(out, "decide    request %s.decide.<partition>\n", sub.Prefix)
 			fmt.Fprintf(out, "rules     %d loaded, %s\n", len(set.Rules), rw.what())
 			if querier != nil {
-				qs, err := queryServer(cfg, set, querier)
+				qs, err := queryServer(cfg, set, querier, metrics.Registry())
 				if err != nil {
 					return err
 				}

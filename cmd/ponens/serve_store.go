@@ -5,6 +5,7 @@ import (
 	"github.com/ponens/ponens/monitor"
 	"github.com/ponens/ponens/policy/ruleset"
 	"github.com/ponens/ponens/query/api"
+	"github.com/ponens/ponens/query/dashboard"
 	"github.com/ponens/ponens/sink/file"
 	"log/slog"
 
@@ -49,8 +50,9 @@ func sinkOptions(cfg config.Config, st *openedStore, m *sink.Metrics) *pipeline.
 }
 
 // queryServer is the query service serve runs on query.listen over the
-// store q, with the rules of set as the summary's rule manifest.
-func queryServer(cfg config.Config, set *ruleset.Set, q api.Querier) (*api.Server, error) {
+// store q, with the rules of set as the summary's rule manifest and the
+// dashboard at /; its metrics go to reg (a registry of its own when nil).
+func queryServer(cfg config.Config, set *ruleset.Set, q api.Querier, reg *prometheus.Registry) (*api.Server, error) {
 	eng, errs := monitor.NewEngine(set)
 	if len(errs) > 0 {
 		return nil, exitWith(exitBadInput, "%s", compileProblems(set, errs))
@@ -63,7 +65,8 @@ func queryServer(cfg config.Config, set *ruleset.Set, q api.Querier) (*api.Serve
 		}
 		tokens = append(tokens, tok)
 	}
-	srv, err := api.New(api.Options{Listen: cfg.Query.Listen, Store: q, Tokens: tokens, Rules: file.RuleManifest(eng.Rules()), Monitor: set})
+	srv, err := api.New(api.Options{Listen: cfg.Query.Listen, Store: q, Tokens: tokens, Rules: file.RuleManifest(eng.Rules()), Monitor: set,
+		Registry: reg, UI: dashboard.New(dashboard.Options{})})
 	if err != nil {
 		return nil, exitWith(exitBadInput, "ponens serve: %v", err)
 	}

@@ -200,7 +200,7 @@ func TestSummaryParity(t *testing.T) {
 	}
 	wait(events)
 
-	qs, err := queryServer(config.Default(), set, chdb.Querier{E: e})
+	qs, err := queryServer(config.Default(), set, chdb.Querier{E: e}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
