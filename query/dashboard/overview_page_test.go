@@ -83,3 +83,53 @@ func TestBrowserOverviewPage(t *testing.T) {
 	b.clean("/")
 	b.screenshot("overview")
 }
+
+// The matrix page shows, for each of the newest runs and each rule, the
+// cell summary.json of those runs gives, and no console error.
+func TestBrowserMatrixPage(t *testing.T) {
+	b := newBrowser(t)
+	f := startFleet(t)
+	srv, err := api.New(api.Options{Store: chdb.Querier{E: f.store}, UI: dashboard.New(dashboard.Options{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	web := httptest.NewServer(srv.Handler())
+	defer web.Close()
+	sel := "run=" + f.runs[0].ID
+	for _, r := range f.runs[1:] {
+		sel += "&run=" + r.ID
+	}
+	resp, err := http.Get(web.URL + "/v1/summary?" + sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum struct {
+		Matrix struct {
+			Rules  []string   `json:"rules"`
+			Traces []string   `json:"traces"`
+			Cells  [][]string `json:"cells"`
+		} `json:"matrix"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&sum)
+	resp.Body.Close()
+	if err != nil || len(sum.Matrix.Traces) != len(f.runs) {
+		t.Fatalf("API summary: %d traces (%v)", len(sum.Matrix.Traces), err)
+	}
+	b.open(web.URL + "/matrix?since=24h")
+	b.waitFor("the matrix", `document.querySelectorAll('[data-k=matrix] tr[data-row]').length > 0`, 10*time.Second)
+	var shown map[string]map[string]string // run → rule → status
+	b.eval(`Object.fromEntries([...document.querySelectorAll('[data-k=matrix] tr[data-row]')].map((tr) =>
+		[tr.dataset.row, Object.fromEntries([...tr.querySelectorAll('td[data-rule]')].map((td) => [td.dataset.rule, td.dataset.status || '']))]))`, &shown)
+	if len(shown) != len(f.runs) {
+		t.Errorf("the matrix shows %d runs, the fleet has %d", len(shown), len(f.runs))
+	}
+	for j, run := range sum.Matrix.Traces {
+		for i, rule := range sum.Matrix.Rules {
+			if got := shown[run][rule]; got != sum.Matrix.Cells[i][j] {
+				t.Errorf("%s × %s: the page shows %q, the summary %q", rule, run, got, sum.Matrix.Cells[i][j])
+			}
+		}
+	}
+	b.clean("/matrix")
+	b.screenshot("matrix")
+}
