@@ -149,6 +149,7 @@ func TestHostileParameters(t *testing.T) {
 		"/v1/rules":         {"since", "until"},
 		"/v1/rules/a/stats": {"since", "until", "step"},
 		"/v1/fleet":         {"since", "until", "step"},
+		"/v1/export":        append(selectionParams, "what", "format"),
 		"/v1/deadletters":   {"since", "until", "reason", "source", "before", "limit"},
 	}
 	for path, params := range endpoints {

@@ -264,6 +264,7 @@ func (s *Server) routes() {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(b)
 	})
+	s.get("/v1/export", append(selectionParams, "what", "format"), s.serveExport)
 	s.mux.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, notFound("no endpoint %s %s", r.Method, safe(r.URL.Path)))
 	})
@@ -287,4 +288,39 @@ func pathValues(r *http.Request, names ...string) error {
 		}
 	}
 	return nil
+}
+
+// serveExport answers /v1/export: what (events or verdicts) of the runs
+// selected as /v1/runs selects them, in format (arrow or parquet).
+func (s *Server) serveExport(w http.ResponseWriter, r *http.Request) {
+	q, err := newQuery(r.URL.Query(), s.opts.Now(), append(selectionParams, "what", "format")...)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	o := ExportOptions{What: q.str("what"), Format: q.str("format")}
+	if _, ok := exportColumns[o.What]; !ok {
+		writeError(w, badData("what", "expected events or verdicts, got %s", safe(o.What)))
+		return
+	}
+	if o.Format == "" {
+		o.Format = "arrow"
+	}
+	typ, ok := exportTypes[o.Format]
+	if !ok {
+		writeError(w, badData("format", "expected arrow or parquet, got %s", safe(o.Format)))
+		return
+	}
+	if o.Selection, err = q.selection(); err != nil {
+		writeError(w, err)
+		return
+	}
+	b, err := s.Export(r.Context(), o)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	w.Header().Set("Content-Type", typ[0])
+	w.Header().Set("Content-Disposition", `attachment; filename="`+o.What+typ[1]+`"`)
+	_, _ = w.Write(b)
 }
