@@ -133,3 +133,47 @@ func TestBrowserMatrixPage(t *testing.T) {
 	b.clean("/matrix")
 	b.screenshot("matrix")
 }
+
+// The dead-letters page lists the rows /v1/deadletters answers, with
+// their reason, source and error, and counts them; no console error.
+func TestBrowserDeadLettersPage(t *testing.T) {
+	b := newBrowser(t)
+	f := startFleet(t)
+	if _, err := f.store.Query([]byte(`INSERT INTO dead_letters (stream_seq, ts, subject, reason, source, error, body, truncated) VALUES
+ (1000001, now64(3) - INTERVAL 2 HOUR, 'ponens.events.dash-x', 'invalid', 'gateway', 'seq: expected a number', '{"v":1,"seq":"x"}', 0),
+ (1000002, now64(3) - INTERVAL 1 HOUR, 'ponens.events.dash-y', 'duplicate_key', 'worker', 'key "a" <b>twice</b>', '{"a":1,"a":2}', 0)`), "CSV"); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := api.New(api.Options{Store: chdb.Querier{E: f.store}, UI: dashboard.New(dashboard.Options{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	web := httptest.NewServer(srv.Handler())
+	defer web.Close()
+	resp, err := http.Get(web.URL + "/v1/deadletters?since=24h&limit=200")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var answer struct {
+		Data api.DeadLetterPage `json:"data"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&answer)
+	resp.Body.Close()
+	if err != nil || len(answer.Data.DeadLetters) < 2 {
+		t.Fatalf("API dead letters: %+v (%v)", answer.Data, err)
+	}
+	b.open(web.URL + "/deadletters?since=24h")
+	b.waitFor("the dead letters", `document.querySelectorAll('[data-k=deadletters] tr[data-row]').length > 0`, 10*time.Second)
+	if got := b.text("[data-k=count]"); got != strconv.Itoa(len(answer.Data.DeadLetters)) {
+		t.Errorf("count: the page shows %q, the API lists %d", got, len(answer.Data.DeadLetters))
+	}
+	shown := b.rows("[data-k=deadletters]")
+	for _, d := range answer.Data.DeadLetters {
+		row := shown[strconv.FormatUint(d.StreamSeq, 10)]
+		if row["reason"] != d.Reason || row["source"] != d.Source || row["error-text"] != d.Error {
+			t.Errorf("dead letter %d: page %v, API %+v", d.StreamSeq, row, d)
+		}
+	}
+	b.clean("/deadletters")
+	b.screenshot("deadletters")
+}
