@@ -218,7 +218,8 @@ func (f *SummaryFold) Summary() *Summary {
 // a trace named by its run id: verdicts/<name>.verdicts.jsonl, the name
 // being the run id with every character outside [A-Za-z0-9._-] replaced
 // by '_' (SafeName). The query service names the traces of its summaries
-// so, and `ponens check --run-ids` writes them so.
+// so; `ponens check --verdicts-dir OUT/verdicts --out OUT` writes them so
+// for trace files named by their run id.
 func RunTraceStream(runID string) string {
 	return "verdicts/" + SafeName(runID) + ".verdicts.jsonl"
 }

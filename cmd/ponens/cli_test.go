@@ -515,7 +515,7 @@ func runOfflineExamples(t *testing.T, examples []string) {
 		t.Fatal(err)
 	}
 	path := filepath.Dir(ponensBinary(t)) + string(os.PathListSeparator) + os.Getenv("PATH")
-	online := regexp.MustCompile(`--url|--run|^ponens (serve|worker|demo|manifest|publish|ingest|bench|deadletters|alerts|alert|query)\b|shared-policies|PONENS_`)
+	online := regexp.MustCompile(`--url|--run|^ponens (serve|worker|demo|manifest|publish|ingest|bench|deadletters|alerts|alert|query|runs|run|rules)\b|shared-policies|PONENS_`)
 	ran := 0
 	for _, ex := range slices.Compact(slices.Sorted(slices.Values(examples))) {
 		if online.MatchString(ex) {

@@ -47,7 +47,7 @@ ponens check lists them. Stops on SIGINT or SIGTERM.`,
 				return storeExit(cfg.Store, err, "")
 			}
 			defer closeStore()
-			qs, err := queryServer(cfg, set, st.querier, nil)
+			qs, err := queryServer(cfg, set, st.querier, nil, nil)
 			if err != nil {
 				return err
 			}

@@ -157,7 +157,7 @@ nats.store_dir pick their role's seed up (docs/security.md).`,
 			fmt.Fprintf(out, "decide    request %s.decide.<partition>\n", sub.Prefix)
 			fmt.Fprintf(out, "rules     %d loaded, %s\n", len(set.Rules), rw.what())
 			if querier != nil {
-				qs, err := queryServer(cfg, set, querier, api.NATSLive{Conn: p.Conn(), Subjects: sub})
+				qs, err := queryServer(cfg, set, querier, api.NATSLive{Conn: p.Conn(), Subjects: sub}, metrics.Registry())
 				if err != nil {
 					return err
 				}

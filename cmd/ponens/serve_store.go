@@ -5,6 +5,7 @@ import (
 	"github.com/ponens/ponens/monitor"
 	"github.com/ponens/ponens/policy/ruleset"
 	"github.com/ponens/ponens/query/api"
+	"github.com/ponens/ponens/query/dashboard"
 	"github.com/ponens/ponens/sink/file"
 	"log/slog"
 
@@ -49,9 +50,10 @@ func sinkOptions(cfg config.Config, st *openedStore, m *sink.Metrics) *pipeline.
 }
 
 // queryServer is the query service serve runs on query.listen over the
-// store q, with the rules of set as the summary's rule manifest; live,
-// when set, is what its /v1/stream follows.
-func queryServer(cfg config.Config, set *ruleset.Set, q api.Querier, live api.Live) (*api.Server, error) {
+// store q, with the rules of set as the summary's rule manifest and the
+// dashboard at /; live, when set, is what its /v1/stream follows; its
+// metrics go to reg (a registry of its own when nil).
+func queryServer(cfg config.Config, set *ruleset.Set, q api.Querier, live api.Live, reg *prometheus.Registry) (*api.Server, error) {
 	eng, errs := monitor.NewEngine(set)
 	if len(errs) > 0 {
 		return nil, exitWith(exitBadInput, "%s", compileProblems(set, errs))
@@ -64,7 +66,8 @@ func queryServer(cfg config.Config, set *ruleset.Set, q api.Querier, live api.Li
 		}
 		tokens = append(tokens, tok)
 	}
-	srv, err := api.New(api.Options{Listen: cfg.Query.Listen, Store: q, Live: live, Tokens: tokens, Rules: file.RuleManifest(eng.Rules())})
+	srv, err := api.New(api.Options{Listen: cfg.Query.Listen, Store: q, Live: live, Tokens: tokens, Rules: file.RuleManifest(eng.Rules()), Monitor: set,
+		Registry: reg, UI: dashboard.New(dashboard.Options{})})
 	if err != nil {
 		return nil, exitWith(exitBadInput, "ponens serve: %v", err)
 	}

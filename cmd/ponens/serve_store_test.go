@@ -136,7 +136,8 @@ func TestServeMetrics(t *testing.T) {
 
 // TestServeQueryService: `ponens serve` runs the query service over its
 // store: after a publish of the example traces, /v1/runs lists each of
-// their five runs, and a run's verdicts answer as JSON lines.
+// their five runs, a run's verdicts answer as JSON lines, / is the dashboard
+// and /metrics counts the requests beside the gateway's metrics.
 func TestServeQueryService(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs ponens serve")
@@ -187,6 +188,24 @@ func TestServeQueryService(t *testing.T) {
 	body, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != 200 || !strings.Contains(string(body), `"runId":"`+run+`"`) {
 		t.Fatalf("verdicts of %s: %d %s", run, resp.StatusCode, body)
+	}
+	// The dashboard at /, and /metrics with the service's request counts
+	// beside the gateway's metrics (one registry).
+	for path, wants := range map[string][]string{
+		"/":        {`src="/assets/app.js"`},
+		"/metrics": {`ponens_query_requests_total{code="200",route="GET /v1/runs/{run}/verdicts"} 1`, "ponens_gateway_events_total"},
+	} {
+		resp, err := http.Get("http://" + queryAddr + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		for _, want := range wants {
+			if resp.StatusCode != 200 || !strings.Contains(string(body), want) {
+				t.Errorf("GET %s: %d, without %q", path, resp.StatusCode, want)
+			}
+		}
 	}
 }
 

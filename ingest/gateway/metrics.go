@@ -54,6 +54,10 @@ func NewMetrics() *Metrics {
 // `ponens serve`) register their metrics, served at the same /metrics.
 func (m *Metrics) Registerer() prometheus.Registerer { return m.reg }
 
+// Registry is the registry itself, for a part of the same process that
+// serves the metrics too (the query service's /metrics inside `ponens serve`).
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
 // ObserveStreams sets the stream gauges from a reading of transport.Usage;
 // transport.WatchLimits calls it at each reading.
 func (m *Metrics) ObserveStreams(us []transport.StreamUsage) {

@@ -12,9 +12,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ponens/ponens/monitor"
+	"github.com/ponens/ponens/policy/ruleset"
 	"github.com/ponens/ponens/schema"
 	"github.com/ponens/ponens/sink"
 	"github.com/ponens/ponens/sink/chdb"
+	"github.com/ponens/ponens/sink/file"
 )
 
 var engine *chdb.Engine
@@ -145,6 +148,9 @@ func TestHostileParameters(t *testing.T) {
 		"/v1/summary":       selectionParams,
 		"/v1/rules":         {"since", "until"},
 		"/v1/rules/a/stats": {"since", "until", "step"},
+		"/v1/fleet":         {"since", "until", "step"},
+		"/v1/export":        append(selectionParams, "what", "format"),
+		"/v1/deadletters":   {"since", "until", "reason", "source", "before", "limit"},
 	}
 	for path, params := range endpoints {
 		for _, p := range params {
@@ -167,5 +173,56 @@ func TestHostileParameters(t *testing.T) {
 	out, err := engine.Query([]byte("SELECT count() FROM verdicts"), "CSV")
 	if err != nil || strings.TrimSpace(string(out)) != "2" {
 		t.Fatalf("verdicts after hostile requests: %q %v", out, err)
+	}
+}
+
+// monitorOf is a rule set of one rule, and its summary manifest.
+func monitorOf(t *testing.T, id, formula string) (*ruleset.Set, []schema.RuleManifestEntry) {
+	t.Helper()
+	r, probs := ruleset.FromFormula(id, formula)
+	set := &ruleset.Set{}
+	if probs == nil {
+		probs = set.Add(r)
+	}
+	if probs != nil {
+		t.Fatal(probs)
+	}
+	eng, errs := monitor.NewEngine(set)
+	if errs != nil {
+		t.Fatal(errs)
+	}
+	return set, file.RuleManifest(eng.Rules())
+}
+
+// With a rule set to monitor, a summary's matrix.results are the rules'
+// results on the stored events by finite-trace semantics; when a listed
+// rule is not in the set there are none.
+func TestSummaryResults(t *testing.T) {
+	set, manifest := monitorOf(t, "a", "F(GitCommit)") // never true on the seeded runs, which have no action
+	s, err := New(Options{Store: chdbQ(), Monitor: set, Rules: manifest})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.Summary(t.Context(), SummaryOptions{Selection{Runs: []string{"r1", "r2"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := schema.DecodeSummary(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(sum.Matrix.Results) != "[[fail fail]]" || fmt.Sprint(sum.Matrix.Cells) != "[[violated satisfied]]" {
+		t.Errorf("results %v cells %v, want [[fail fail]] from the monitor and [[violated satisfied]] from the store", sum.Matrix.Results, sum.Matrix.Cells)
+	}
+	other, _ := monitorOf(t, "b", "F(GitCommit)")
+	s, err = New(Options{Store: chdbQ(), Monitor: other})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err = s.Summary(t.Context(), SummaryOptions{Selection{Runs: []string{"r1"}, Rules: []string{"a"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if sum, err = schema.DecodeSummary(b); err != nil || sum.Matrix.Results != nil {
+		t.Errorf("a rule the monitor does not hold: results %v (%v), want none", sum.Matrix.Results, err)
 	}
 }

@@ -3,12 +3,17 @@ package api
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ponens/ponens/policy/ruleset"
 	"github.com/ponens/ponens/schema"
 )
 
@@ -21,11 +26,22 @@ type Options struct {
 	// Rules is the configured rule manifest (what `ponens check` lists in
 	// summary.json), in order.
 	Rules []schema.RuleManifestEntry
+	// Monitor, when set, is the rule set the service evaluates a stored
+	// run's events with for a summary's matrix.results (each rule's result
+	// by finite-trace semantics), as `ponens check` does; without it, or
+	// when a summary lists a rule it does not hold, matrix.results is
+	// absent. The set's rules are Rules.
+	Monitor *ruleset.Set
 	// UI, when set, answers every path outside the API.
 	UI http.Handler
-	// Live, when set, is what /v1/stream follows; without it the stream
-	// answers unavailable.
+	// Live, when set, is what /v1/stream follows; without it the route is
+	// not registered (its 404 says why) nor described in /openapi.json.
 	Live Live
+	// Registry, when set, is where the service registers its request
+	// metrics, and what /metrics serves (every metric of the process that
+	// registered there); when nil, /metrics serves the service's own
+	// registry.
+	Registry *prometheus.Registry
 	// Tokens, when any, are required of every request under /v1/.
 	Tokens []Token
 	// Now is the clock (time.Now when nil).
@@ -34,10 +50,23 @@ type Options struct {
 
 // Server is the query service.
 type Server struct {
-	opts  Options
-	store Querier
-	mux   *http.ServeMux
-	ln    net.Listener
+	opts    Options
+	store   Querier
+	mux     *http.ServeMux
+	ln      net.Listener
+	engines *enginePool // nil without opts.Monitor
+	metrics *metrics
+	// registered are the routes of mux in the order registered, each
+	// with the query parameters it takes: what /openapi.json describes.
+	registered []route
+	// doc is the OpenAPI document of the routes registered.
+	doc []byte
+}
+
+// route is a registered pattern and its query parameters.
+type route struct {
+	pattern string // "GET /v1/runs/{run}"
+	params  []string
 }
 
 // New makes a server of opts.
@@ -49,12 +78,31 @@ func New(opts Options) (*Server, error) {
 		opts.Now = time.Now
 	}
 	s := &Server{opts: opts, store: opts.Store, mux: http.NewServeMux()}
+	if opts.Monitor != nil {
+		var err error
+		if s.engines, err = newEnginePool(opts.Monitor); err != nil {
+			return nil, err
+		}
+	}
+	var err error
+	if s.metrics, err = newMetrics(opts.Registry); err != nil {
+		return nil, fmt.Errorf("query api: registering its metrics: %w", err)
+	}
+	s.doc = s.document()
 	s.routes()
 	return s, nil
 }
 
 // Handler is the service's HTTP handler.
-func (s *Server) Handler() http.Handler { return authorize(s.opts.Tokens, s.mux) }
+func (s *Server) Handler() http.Handler {
+	return s.metrics.instrument(s.mux, authorize(s.opts.Tokens, s.mux))
+}
+
+// get registers a GET route taking the query parameters params.
+func (s *Server) get(pattern string, params []string, h http.HandlerFunc) {
+	s.registered = append(s.registered, route{pattern: "GET " + pattern, params: params})
+	s.mux.HandleFunc("GET "+pattern, h)
+}
 
 // Listen binds opts.Listen now, so that an address in use is reported
 // before the service starts; Run serves on it. It returns the bound
@@ -91,7 +139,7 @@ func (s *Server) Run(ctx context.Context) error {
 
 // handle registers a GET route whose answer is enveloped JSON.
 func (s *Server) handle(pattern string, known []string, fn func(r *http.Request, q *query) (any, error)) {
-	s.mux.HandleFunc("GET "+pattern, func(w http.ResponseWriter, r *http.Request) {
+	s.get(pattern, known, func(w http.ResponseWriter, r *http.Request) {
 		q, err := newQuery(r.URL.Query(), s.opts.Now(), known...)
 		if err != nil {
 			writeError(w, err)
@@ -111,8 +159,10 @@ func (s *Server) handle(pattern string, known []string, fn func(r *http.Request,
 }
 
 func (s *Server) routes() {
-	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
-	s.mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+	s.get("/healthz", nil, func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
+	s.get("/metrics", nil, s.metrics.handler.ServeHTTP)
+	s.get("/openapi.json", nil, s.serveOpenAPI)
+	s.get("/readyz", nil, func(w http.ResponseWriter, r *http.Request) {
 		if err := ping(r.Context(), s.store); err != nil {
 			writeError(w, &Error{Type: ErrUnavailable, Msg: "store: " + err.Error()})
 			return
@@ -155,7 +205,36 @@ func (s *Server) routes() {
 		}
 		return s.RuleStats(r.Context(), r.PathValue("rule"), StatsOptions{Since: sel.Since, Until: sel.Until, Step: step})
 	})
-	s.mux.HandleFunc("GET /v1/runs/{run}/verdicts", func(w http.ResponseWriter, r *http.Request) {
+	s.handle("/v1/fleet", []string{"since", "until", "step"}, func(r *http.Request, q *query) (any, error) {
+		sel, err := q.selection()
+		if err != nil {
+			return nil, err
+		}
+		step, err := q.step(time.Hour)
+		if err != nil {
+			return nil, err
+		}
+		if step%time.Hour != 0 {
+			return nil, badData("step", "expected a whole number of hours (1h, 6h, 1d): violations are counted per hour, got %s", safe(q.str("step")))
+		}
+		return s.Fleet(r.Context(), FleetOptions{Since: sel.Since, Until: sel.Until, Step: step})
+	})
+	s.handle("/v1/deadletters", []string{"since", "until", "reason", "source", "before", "limit"}, func(r *http.Request, q *query) (any, error) {
+		sel, err := q.selection()
+		if err != nil {
+			return nil, err
+		}
+		limit, err := q.intParam("limit", 100, 1, 1000)
+		if err != nil {
+			return nil, err
+		}
+		before, err := q.intParam("before", 0, 1, math.MaxInt64)
+		if err != nil {
+			return nil, err
+		}
+		return s.DeadLetters(r.Context(), DeadLetterOptions{Selection: sel, Reason: q.str("reason"), Source: q.str("source"), Before: uint64(before), Limit: limit})
+	})
+	s.get("/v1/runs/{run}/verdicts", nil, func(w http.ResponseWriter, r *http.Request) {
 		if _, err := newQuery(r.URL.Query(), s.opts.Now()); err != nil {
 			writeError(w, err)
 			return
@@ -172,7 +251,7 @@ func (s *Server) routes() {
 		w.Header().Set("Content-Type", "application/x-ndjson")
 		_, _ = w.Write(b)
 	})
-	s.mux.HandleFunc("GET /v1/summary", func(w http.ResponseWriter, r *http.Request) {
+	s.get("/v1/summary", selectionParams, func(w http.ResponseWriter, r *http.Request) {
 		q, err := newQuery(r.URL.Query(), s.opts.Now(), selectionParams...)
 		if err != nil {
 			writeError(w, err)
@@ -191,8 +270,15 @@ func (s *Server) routes() {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(b)
 	})
-	s.mux.HandleFunc("GET /v1/stream", s.stream)
+	if s.opts.Live != nil {
+		s.get("/v1/stream", streamParams, s.stream)
+	}
+	s.get("/v1/export", append(selectionParams, "what", "format"), s.serveExport)
 	s.mux.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/stream" {
+			writeError(w, notFound("no live stream: this service follows no NATS server (ponens serve does; ponens query reads only the store)"))
+			return
+		}
 		writeError(w, notFound("no endpoint %s %s", r.Method, safe(r.URL.Path)))
 	})
 	if s.opts.UI != nil {
@@ -215,4 +301,39 @@ func pathValues(r *http.Request, names ...string) error {
 		}
 	}
 	return nil
+}
+
+// serveExport answers /v1/export: what (events or verdicts) of the runs
+// selected as /v1/runs selects them, in format (arrow or parquet).
+func (s *Server) serveExport(w http.ResponseWriter, r *http.Request) {
+	q, err := newQuery(r.URL.Query(), s.opts.Now(), append(selectionParams, "what", "format")...)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	o := ExportOptions{What: q.str("what"), Format: q.str("format")}
+	if _, ok := exportColumns[o.What]; !ok {
+		writeError(w, badData("what", "expected events or verdicts, got %s", safe(o.What)))
+		return
+	}
+	if o.Format == "" {
+		o.Format = "arrow"
+	}
+	typ, ok := exportTypes[o.Format]
+	if !ok {
+		writeError(w, badData("format", "expected arrow or parquet, got %s", safe(o.Format)))
+		return
+	}
+	if o.Selection, err = q.selection(); err != nil {
+		writeError(w, err)
+		return
+	}
+	b, err := s.Export(r.Context(), o)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	w.Header().Set("Content-Type", typ[0])
+	w.Header().Set("Content-Disposition", `attachment; filename="`+o.What+typ[1]+`"`)
+	_, _ = w.Write(b)
 }

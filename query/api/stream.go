@@ -105,10 +105,6 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	if s.opts.Live == nil {
-		writeError(w, &Error{Type: ErrUnavailable, Msg: "the live stream needs NATS (nats.url): this service reads only the store"})
-		return
-	}
 	flusher, ok := w.(http.Flusher)
 	if !ok {
 		writeError(w, &Error{Type: ErrInternal, Msg: "the connection cannot stream"})

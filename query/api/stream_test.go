@@ -21,7 +21,7 @@ import (
 // that match its filters (status, rule glob, agent from the message's
 // headers), as server-sent events, with the agent, project and severity
 // the headers name; a bad filter is bad_data; without NATS it is
-// unavailable.
+// not found, and saying why.
 func TestStream(t *testing.T) {
 	_, nc, _ := jstest.Start(t)
 	sub := schema.Subjects{Prefix: "ponens", Partitions: 2}
@@ -93,7 +93,7 @@ func TestStream(t *testing.T) {
 		t.Errorf("a bad status: %d %s", code, body)
 	}
 	plain := newTestServer(t)
-	if code, body := get(t, plain.URL+"/v1/stream"); code != 503 || !strings.Contains(string(body), "nats.url") {
+	if code, body := get(t, plain.URL+"/v1/stream"); code != 404 || !strings.Contains(string(body), "no live stream") {
 		t.Errorf("without NATS: %d %s", code, body)
 	}
 }

@@ -24,12 +24,14 @@ type SummaryOptions struct {
 }
 
 // Summary computes summary.json (formatVersion 1) of the selected runs
-// and rules with schema.SummaryFold, the fold `ponens check` uses. Each
-// run is a trace named by its run id, with its verdict stream at
-// schema.RunTraceStream; matrix.results (offline results by finite-trace
-// semantics) is absent, since the store keeps statuses only. For the same
-// runs and rules it is, byte for byte, what `ponens check --run-ids`
-// writes.
+// and rules with schema.SummaryFold, the fold `ponens check` uses: the
+// cells are the stored verdicts' final statuses. Each run is a trace named
+// by its run id, with its verdict stream at schema.RunTraceStream.
+// matrix.results (results by finite-trace semantics) comes from
+// monitoring the stored events with Options.Monitor, and is absent
+// without it. For ended runs it is, byte for byte, what `ponens check
+// --out OUT --verdicts-dir OUT/verdicts` writes for the same events and
+// rules, each run in a file named by its run id.
 func (s *Server) Summary(ctx context.Context, o SummaryOptions) ([]byte, error) {
 	runs, err := s.summaryRuns(ctx, o.Selection)
 	if err != nil {
@@ -47,6 +49,7 @@ func (s *Server) Summary(ctx context.Context, o SummaryOptions) ([]byte, error) 
 	for i, r := range manifest {
 		ids[i] = r.ID
 	}
+	withResults := s.engines != nil && s.engines.covers(manifest)
 	for _, run := range runs {
 		events, err := s.runEvents(ctx, run)
 		if err != nil {
@@ -56,8 +59,14 @@ func (s *Server) Summary(ctx context.Context, o SummaryOptions) ([]byte, error) 
 		if err != nil {
 			return nil, err
 		}
+		var results []string
+		if withResults {
+			if results, err = s.engines.results(run, events, manifest); err != nil {
+				return nil, fmt.Errorf("summary: %w", err)
+			}
+		}
 		entry := schema.TraceManifestEntry{ID: run, RunID: run, Verdicts: schema.RunTraceStream(run)}
-		if _, err := fold.Add(entry, events, stream, nil); err != nil {
+		if _, err := fold.Add(entry, events, stream, results); err != nil {
 			return nil, fmt.Errorf("summary: %w", err)
 		}
 	}

@@ -37,7 +37,10 @@
 //     rather than EventSource, because EventSource cannot send the
 //     Authorization header a service with tokens requires. It reconnects
 //     after a dropped connection, backing off from 1 s to 15 s, and stops,
-//     saying why, when the service refuses the token.
+//     saying why, when the service refuses the token. It starts only when
+//     the service's /openapi.json describes /v1/stream; otherwise the
+//     overview says the service does not stream, rather than ask for a
+//     route that is not there.
 //   - The token is kept in the browser's local storage and sent as
 //     "Authorization: Bearer …" with every request. A 401 asks for a token
 //     and a 403 on the admin routes says the token lacks admin scope.

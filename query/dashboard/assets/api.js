@@ -75,6 +75,15 @@ export async function get(path, params = {}) {
   throw new APIError((body && body.errorType) || 'internal', (body && body.error) || `${path}: no success envelope`, resp.status, path);
 }
 
+/** GETs path whose answer is JSON without an envelope (summary.json) and returns it; throws an APIError otherwise. */
+export async function getJSON(path, params = {}) {
+  const resp = await fetchOK(path, params, 'application/json');
+  if (!resp.ok) throw await failure(resp, path);
+  try { return await resp.json(); } catch {
+    throw new APIError('internal', `${path}: the answer is not JSON`, resp.status, path);
+  }
+}
+
 /** GETs path as JSON lines and returns the parsed objects. */
 export async function getLines(path, params = {}) {
   const resp = await fetchOK(path, params, 'application/x-ndjson');

@@ -1,7 +1,7 @@
 // The rule × run matrix: the newest runs down, the rules across, each cell
 // the run's final (or current) status for the rule, linking to the run.
 
-import { get } from '../api.js';
+import { get, getJSON } from '../api.js';
 import { h, fill, num, card, empty, pageHead, statusGlyph, STATUSES } from '../ui.js';
 
 export function title() { return 'Rule × run matrix'; }
@@ -10,8 +10,7 @@ const LIMITS = [25, 50, 100, 200];
 
 export async function render(main, ctx) {
   const limit = LIMITS.includes(Number(ctx.params.get('limit'))) ? Number(ctx.params.get('limit')) : 50;
-  const fleet = await get('/v1/fleet', { since: ctx.since, step: ctx.step, limit });
-  const m = fleet.matrix || { rules: [], runs: [] };
+  const m = await matrixOf(ctx.since, limit);
   const counts = Object.fromEntries(STATUSES.map((s) => [s, 0]));
   for (const r of m.runs) for (const s of Object.values(r.cells || {})) if (s in counts) counts[s] += 1;
 
@@ -24,6 +23,26 @@ export async function render(main, ctx) {
   fill(main,
     pageHead('Rule × run matrix', `The newest ${num(m.runs.length)} runs of the range against every rule: a cell is the run's status for the rule; follow a cell to the run, a column head to the rule.`, picker),
     card(null, m.runs.length && m.rules.length ? h('div', {}, legend, grid(m)) : empty('No runs in this time range', 'Runs appear as agents publish their events. Pick a longer range above to look further back.'), { k: 'matrix' }));
+}
+
+/**
+ * The newest runs of the range (/v1/runs) against every rule, each cell
+ * the run's status for the rule from summary.json's matrix (/v1/summary
+ * of those runs): { rules: [id], runs: [{ runId, agent, cells: { rule: status } }] }.
+ */
+export async function matrixOf(since, limit) {
+  const page = await get('/v1/runs', { since, limit });
+  if (!page.runs.length) return { rules: [], runs: [] };
+  const summary = await getJSON('/v1/summary', { run: page.runs.map((r) => r.runId) });
+  const col = new Map(summary.matrix.traces.map((id, j) => [id, j]));
+  return {
+    rules: summary.matrix.rules,
+    runs: page.runs.map((r) => ({
+      runId: r.runId,
+      agent: r.agent,
+      cells: Object.fromEntries(summary.matrix.rules.map((rule, i) => [rule, summary.matrix.cells[i][col.get(r.runId)]])),
+    })),
+  };
 }
 
 function grid(m) {

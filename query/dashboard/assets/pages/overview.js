@@ -14,8 +14,26 @@ export function fleetCompliance(agents) {
   return runs ? (runs - bad) / runs : null;
 }
 
+const HOUR = 3600000;
+
+/** The fleet's bucket: the range's step, at least an hour (violations are counted per hour). */
+export function fleetStep(ctx) {
+  return ctx.stepMs < HOUR ? ['1h', HOUR] : [ctx.step, ctx.stepMs];
+}
+
+/** Whether the service streams verdicts: its API description lists /v1/stream. */
+async function streams() {
+  try {
+    const resp = await fetch('/openapi.json', { headers: { Accept: 'application/json' } });
+    return resp.ok && Boolean(((await resp.json()).paths || {})['/v1/stream']);
+  } catch {
+    return false;
+  }
+}
+
 export async function render(main, ctx) {
-  const fleet = await get('/v1/fleet', { since: ctx.since, step: ctx.step });
+  const [step, stepMs] = fleetStep(ctx);
+  const [fleet, live] = await Promise.all([get('/v1/fleet', { since: ctx.since, step }), streams()]);
   const series = (fleet.violationsOverTime || []).map((p) => ({ t: p.t, v: p.violations }));
   const violations = series.reduce((s, p) => s + p.v, 0);
   const agents = [...(fleet.agents || [])].sort((a, b) => a.compliance - b.compliance || a.agent.localeCompare(b.agent));
@@ -35,8 +53,8 @@ export async function render(main, ctx) {
       card('Top violated rules', topRules(fleet.topRules || []), { k: 'top-rules', actions: h('a.small', { href: ctx.link('/rules') }, 'All rules →') }),
       card('Agents by compliance', agentTable(agents), { k: 'agents', actions: h('span.muted.small', {}, 'worst first') })),
     feed.el);
-  if (series.length && violations) barChart(chartBox, series, { stepMs: ctx.stepMs, unit: 'violations', k: 'violations-series' });
-  feed.start();
+  if (series.length && violations) barChart(chartBox, series, { stepMs, unit: 'violations', k: 'violations-series' });
+  if (live) feed.start(); else feed.off();
 }
 
 function topRules(rows) {
@@ -99,5 +117,10 @@ function liveFeed() {
   };
   const ctl = new AbortController();
   window.addEventListener('pagehide', () => ctl.abort());
-  return { el, start: () => stream('/v1/stream', { status: 'violated' }, { onEvent, onState, signal: ctl.signal }) };
+  const off = () => {
+    state.textContent = 'off';
+    state.dataset.state = 'off';
+    body.replaceChildren(empty('No live feed from this service', 'This query service runs without NATS, so it cannot stream verdicts; ponens serve does. The figures above are from the store.'));
+  };
+  return { el, off, start: () => stream('/v1/stream', { status: 'violated' }, { onEvent, onState, signal: ctl.signal }) };
 }
