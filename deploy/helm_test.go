@@ -126,7 +126,7 @@ type k8sContainer struct {
 	} `yaml:"ports"`
 	LivenessProbe  *k8sProbe `yaml:"livenessProbe"`
 	ReadinessProbe *k8sProbe `yaml:"readinessProbe"`
-	Resources struct {
+	Resources      struct {
 		Requests, Limits map[string]string
 	} `yaml:"resources"`
 }
