@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -96,7 +95,7 @@ func TestPipelineStoresAndAlerts(t *testing.T) {
 	defer p.Close()
 	ran := make(chan error, 1)
 	go func() { ran <- p.Run(ctx) }()
-	body, err := os.ReadFile(filepath.Join("../../examples/traces/fleet.jsonl"))
+	body, err := os.ReadFile("../../examples/traces/fleet.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}

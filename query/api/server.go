@@ -61,6 +61,8 @@ type Server struct {
 	registered []route
 	// doc is the OpenAPI document of the routes registered.
 	doc []byte
+	// closing is closed when Run shuts the server down.
+	closing chan struct{}
 }
 
 // route is a registered pattern and its query parameters.
@@ -77,7 +79,7 @@ func New(opts Options) (*Server, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	s := &Server{opts: opts, store: opts.Store, mux: http.NewServeMux()}
+	s := &Server{opts: opts, store: opts.Store, mux: http.NewServeMux(), closing: make(chan struct{})}
 	if opts.Monitor != nil {
 		var err error
 		if s.engines, err = newEnginePool(opts.Monitor); err != nil {
@@ -125,6 +127,9 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	ln := s.ln
 	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	// Open streams (/v1/stream) end at the shutdown instead of holding it
+	// up; other requests are answered first.
+	srv.RegisterOnShutdown(func() { close(s.closing) })
 	go func() {
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -147,6 +147,8 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-ctx.Done():
 			return
+		case <-s.closing:
+			return
 		case <-follow:
 			return // NATS went away: the client reconnects
 		case line := <-events:

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -95,5 +96,43 @@ func TestStream(t *testing.T) {
 	plain := newTestServer(t)
 	if code, body := get(t, plain.URL+"/v1/stream"); code != 404 || !strings.Contains(string(body), "no live stream") {
 		t.Errorf("without NATS: %d %s", code, body)
+	}
+}
+
+// An open stream ends when the service shuts down: its client reads the
+// end of the body, instead of a stream kept open by a handler that
+// outlives the server.
+func TestStreamEndsAtShutdown(t *testing.T) {
+	_, nc, _ := jstest.Start(t)
+	s, err := New(Options{Listen: "127.0.0.1:0", Store: chdb.Querier{E: engine}, Live: NATSLive{Conn: nc, Subjects: schema.Subjects{Prefix: "ponens", Partitions: 2}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, err := s.Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() { ran <- s.Run(ctx) }()
+	resp, err := http.Get("http://" + addr.String() + "/v1/stream")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	rd := bufio.NewReader(resp.Body)
+	if _, err := rd.ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	ended := make(chan error, 1)
+	go func() { _, err := io.Copy(io.Discard, rd); ended <- err }()
+	select {
+	case <-ended:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stream is still open 10 s after the shutdown")
+	}
+	if err := <-ran; err != nil {
+		t.Fatalf("Run: %v", err)
 	}
 }
