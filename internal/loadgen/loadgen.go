@@ -481,7 +481,7 @@ func (l *load) run(ctx context.Context) (Result, error) {
 	if l.opts.Webhook {
 		hookCtx, stopHook := context.WithCancel(ctx)
 		defer stopHook()
-		if _, err := l.startWebhook(hookCtx); err != nil {
+		if err := l.startWebhook(hookCtx); err != nil {
 			return res, err
 		}
 	}

@@ -27,16 +27,17 @@ type webhook struct {
 
 // startWebhook listens on a loopback port and stores a webhook
 // subscription to it, then waits for the alert stage to read it (it reads
-// the subscriptions at most a second old).
-func (l *load) startWebhook(ctx context.Context) (*webhook, error) {
+// the subscriptions at most a second old). The subscription is removed
+// when ctx ends.
+func (l *load) startWebhook(ctx context.Context) error {
 	bucket := l.opts.Subjects.Bucket(schema.BucketAlerts)
 	kv, err := l.query.KeyValue(ctx, bucket)
 	if err != nil {
-		return nil, fmt.Errorf("loadgen: the webhook needs the alert stage's bucket %s: %w", bucket, err)
+		return fmt.Errorf("loadgen: the webhook needs the alert stage's bucket %s: %w", bucket, err)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return nil, fmt.Errorf("loadgen: webhook: %w", err)
+		return fmt.Errorf("loadgen: webhook: %w", err)
 	}
 	w := &webhook{l: l}
 	w.srv = &http.Server{Handler: http.HandlerFunc(w.receive), ReadHeaderTimeout: 10 * time.Second}
@@ -45,17 +46,17 @@ func (l *load) startWebhook(ctx context.Context) (*webhook, error) {
 	w.key = "sub." + s.ID
 	if err := alert.PutSubscription(ctx, kv, s); err != nil {
 		w.srv.Close()
-		return nil, fmt.Errorf("loadgen: webhook subscription: %w", err)
+		return fmt.Errorf("loadgen: webhook subscription: %w", err)
 	}
 	if err := sleep(ctx, 1500*time.Millisecond); err != nil {
 		w.stop(kv)
-		return nil, err
+		return err
 	}
 	go func() {
 		<-ctx.Done()
 		w.stop(kv)
 	}()
-	return w, nil
+	return nil
 }
 
 // receive records the latency of one delivery: its run and the seq of the

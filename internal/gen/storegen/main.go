@@ -4,7 +4,9 @@
 // event after its start, spread over the rules of a rules file and over
 // the days before a given end. The rows are made by the engine itself
 // (INSERT … SELECT over numbers()), through the same tables and views the
-// sink writes, so a store of 10 million verdicts is made in minutes:
+// sink writes, so a store of 10 million verdicts is made in under a minute.
+// The rows measure queries, not semantics: a rule's later transition in a
+// run does not follow from its earlier one.
 //
 //	go run ./internal/gen/storegen -store /tmp/scale -rules examples/rules -runs 1000000 -verdicts 10
 package main
