@@ -438,7 +438,7 @@ func TestCLIConfigRefused(t *testing.T) {
 	args := map[string][]string{ // arguments the command's own checks need, met before the configuration is read
 		"check": {"x"}, "eval": {"x"}, "decide": {"x"}, "publish": {"x"}, "policy check": {"x"},
 		"alerts subscribe": {"x", "--subject", "s"}, "alerts delete": {"x"}, "alerts test": {"x"}, "alerts silence": {"x", "--for", "1h"},
-		"import codex": {"x"}, "import langfuse": {"x"}, "import otlp": {"x"}, "sql": {"SELECT 1"},
+		"import codex": {"x"}, "import langfuse": {"x"}, "import otlp": {"x"}, "sql": {"SELECT 1"}, "run": {"x"},
 	}
 	paths := commandPaths(newRootCommand())
 	if len(paths) < 15 {
