@@ -16,8 +16,9 @@ func TestEncodeCheckpoint(t *testing.T) {
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
-	p := &partition{eng: eng, lastSeq: 1234, runs: map[string]*runState{}, endedOrder: []string{"done", "é\"\\"}}
-	want := checkpoint{Seq: 1234, Runs: map[string]runMark{}, Ended: p.endedOrder, Rules: p.ruleIDs()}
+	p := &partition{eng: eng, lastSeq: 1234, runs: map[string]*runState{}, endedOrder: []string{"done", "é\"\\"},
+		ended: map[string]string{"done": "run.finish at seq 2", "é\"\\": "idle for 1m0s after seq 3, without run.finish"}}
+	want := checkpoint{Seq: 1234, Runs: map[string]runMark{}, Ended: p.endedOrder, EndedHow: p.ended, Rules: p.ruleIDs()}
 	for i, id := range []string{"plain", "with \"quotes\" and \\", "ünïcode ✓", "line\nbreak\ttab\x01", "<html>&"} {
 		p.runs[id] = &runState{first: uint64(10 * i), next: uint64(i + 1)}
 		want.Runs[id] = runMark{First: uint64(10 * i), Next: uint64(i + 1)}
@@ -35,7 +36,7 @@ func TestEncodeCheckpoint(t *testing.T) {
 	}
 	if got.Seq != want.Seq || !maps.EqualFunc(got.Runs, want.Runs, func(a, b runMark) bool {
 		return a.First == b.First && a.Next == b.Next && slices.Equal(a.Skipped, b.Skipped) && slices.Equal(a.Dropped, b.Dropped)
-	}) || !slices.Equal(got.Ended, want.Ended) || !slices.Equal(got.Rules, want.Rules) {
+	}) || !slices.Equal(got.Ended, want.Ended) || !maps.Equal(got.EndedHow, want.EndedHow) || !slices.Equal(got.Rules, want.Rules) {
 		t.Errorf("decoded %+v\nwant    %+v", got, want)
 	}
 	empty := &partition{eng: eng, runs: map[string]*runState{}}

@@ -33,6 +33,9 @@ type checkpoint struct {
 	Seq   uint64             `json:"seq"`
 	Runs  map[string]runMark `json:"runs"`
 	Ended []string           `json:"ended,omitempty"` // oldest first, at most maxEnded
+	// EndedHow says how each ended run ended ("run.finish at seq 2"), so a
+	// refusal after a restore still names it.
+	EndedHow map[string]string `json:"endedHow,omitempty"`
 	// Rules are the verdict ids of the rules in force when it was written.
 	// Replay sends the verdicts of rules in force now but not then (new
 	// rules, new versions), deduplicated by message id like any other.
@@ -169,7 +172,7 @@ type partition struct {
 	runs       map[string]*runState
 	gapped     map[string]*runState // runs with events waiting for a missing seq
 	idleScan   time.Time            // when sweep last looked for idle runs
-	ended      map[string]string    // ended run → how it ended ("" when only a checkpoint said it did)
+	ended      map[string]string    // ended run → how it ended ("" when a checkpoint of an older version said it did)
 	endedOrder []string             // ended runs, oldest first
 
 	consumer jetstream.Consumer
@@ -224,7 +227,7 @@ func newPartition(ctx context.Context, w *Worker, k int, rev uint64) (*partition
 		}
 	}
 	for _, id := range ck.Ended {
-		p.end(id, "")
+		p.end(id, ck.EndedHow[id])
 	}
 	if err := p.dropExpired(ctx); err != nil {
 		return nil, err
@@ -812,6 +815,12 @@ func (p *partition) encodeCheckpoint(buf []byte) ([]byte, error) {
 	buf = append(buf, `},"ended":`...)
 	if buf, err = segjson.Append(buf, p.endedOrder, 0); err != nil {
 		return nil, err
+	}
+	if len(p.ended) > 0 {
+		buf = append(buf, `,"endedHow":`...)
+		if buf, err = segjson.Append(buf, p.ended, 0); err != nil {
+			return nil, err
+		}
 	}
 	buf = append(buf, `,"rules":`...)
 	if buf, err = segjson.Append(buf, p.ruleIDs(), 0); err != nil {

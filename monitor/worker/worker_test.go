@@ -449,7 +449,6 @@ func TestDecideOverNATS(t *testing.T) {
 	publish(t, js, &schema.Event{V: 1, RunID: "d", Seq: 1, TS: ts, Type: schema.TypeRunStart, Start: &schema.RunStart{}}, "d1")
 	publish(t, js, &schema.Event{V: 1, RunID: "d", Seq: 2, TS: ts, Type: schema.TypeAction, Action: &schema.Action{ID: 1, Type: "RunTests", Status: "completed"}}, "d2")
 	w, cancel, done := startWorker(t, nc, js, "w", set, func(*Worker) {})
-	defer func() { cancel(); <-done }()
 	waitFor(t, 10*time.Second, "the partition to be owned", func() bool { return len(w.Owned()) == testPartitions })
 	ask := func(run string, a schema.Action, opts ...remote.DecideOption) monitor.Decision {
 		var d monitor.Decision
@@ -486,8 +485,23 @@ func TestDecideOverNATS(t *testing.T) {
 		_, err = remote.Decide(ctx, nc, subjects, "d", &schema.Action{ID: 2, Type: "ReadFile"}, remote.NewRun())
 		return errors.Is(err, remote.ErrRunEnded)
 	})
-	if want := `run "d": the run has ended (run.finish at seq 3): no step can follow`; !strings.Contains(err.Error(), want) {
+	want := `run "d": the run has ended (run.finish at seq 3): no step can follow`
+	if !strings.Contains(err.Error(), want) {
 		t.Errorf("ended run: %v; want %q", err, want)
+	}
+	// A worker that takes the partition over from its checkpoint still says
+	// how the run ended.
+	cancel()
+	<-done
+	w2, cancel2b, done2 := startWorker(t, nc, js, "w2", set, func(*Worker) {})
+	defer func() { cancel2b(); <-done2 }()
+	waitFor(t, 10*time.Second, "the partition to be owned again", func() bool { return len(w2.Owned()) == testPartitions })
+	waitFor(t, 10*time.Second, "the restored worker's refusal", func() bool {
+		_, err = remote.Decide(ctx, nc, subjects, "d", &schema.Action{ID: 2, Type: "ReadFile"}, remote.NewRun())
+		return errors.Is(err, remote.ErrRunEnded)
+	})
+	if !strings.Contains(err.Error(), want) {
+		t.Errorf("ended run after a restore: %v; want %q", err, want)
 	}
 }
 
