@@ -3,6 +3,7 @@ package clickhouse
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -121,3 +122,11 @@ func HeaderLine(row string, names []string) string {
 
 // tsvEscaper escapes a value as TabSeparated writes it.
 var tsvEscaper = strings.NewReplacer(`\`, `\\`, "\t", `\t`, "\n", `\n`, "\r", `\r`, "\x00", `\0`, "\b", `\b`, "\f", `\f`)
+
+// IsServerError reports whether err is the server's refusal of a
+// statement (a ClickHouse exception: a syntax error, an unknown table, a
+// statement the user may not run), not a failure to reach it.
+func IsServerError(err error) bool {
+	var ex *ch.Exception
+	return errors.As(err, &ex)
+}
