@@ -17,74 +17,96 @@ type Inserter interface {
 }
 
 // NewArrowAppender returns an Appender that builds each table's rows as
-// an Arrow record batch (schema.NewVerdictBatch, schema.NewEventBatch) and
-// commits them through ins, each insert named by its BatchKey. Every store
-// appends through it, so that each gets the same rows and tokens from the
-// same records.
+// an Arrow record batch (schema.NewVerdictBatch, schema.NewEventBatch, …)
+// and commits them through ins, each insert named by its BatchKey. Every
+// store appends through it, so that each gets the same rows and tokens
+// from the same records.
 func NewArrowAppender(ins Inserter) Appender {
-	return &arrowAppender{ins: ins, verdicts: schema.NewVerdictBatch(nil), events: schema.NewEventBatch(nil)}
+	a := &arrowAppender{ins: ins, verdicts: schema.NewVerdictBatch(nil), events: schema.NewEventBatch(nil),
+		deadLetters: schema.NewDeadLetterBatch(nil), rules: schema.NewRuleVersionBatch(nil)}
+	// The order of the inserts: a run's events before its verdicts.
+	a.tables = []*table{{name: "events", rows: a.events}, {name: "verdicts", rows: a.verdicts},
+		{name: "dead_letters", rows: a.deadLetters}, {name: "rule_versions", rows: a.rules}}
+	return a
 }
 
 type arrowAppender struct {
-	ins      Inserter
-	verdicts *schema.VerdictBatch
-	events   *schema.EventBatch
-	// held are the record batches built by a Commit that failed, kept so
+	ins         Inserter
+	verdicts    *schema.VerdictBatch
+	events      *schema.EventBatch
+	deadLetters *schema.RecordBatch
+	rules       *schema.RecordBatch
+	tables      []*table
+}
+
+// table is one table's part of a batch.
+type table struct {
+	name string
+	rows interface {
+		Len() int
+		Record() arrow.RecordBatch
+	}
+	key BatchKey
+	// held is the record batch built by a Commit that failed, kept so
 	// that the next Commit writes the same rows.
-	heldVerdicts, heldEvents arrow.RecordBatch
-	vkey, ekey               BatchKey
+	held arrow.RecordBatch
 }
 
 func (a *arrowAppender) AppendVerdict(v *schema.VerdictEvent, m schema.StreamMeta) error {
 	if err := a.verdicts.Append(v, m); err != nil {
 		return fmt.Errorf("verdict %s/%s/%d: %w", v.RunID, v.Rule.ID, v.Seq, err)
 	}
-	a.vkey.Add(m.Seq, v.Seq, v.RunID, v.Rule.ID)
+	a.tables[1].key.Add(m.Seq, v.Seq, v.RunID, v.Rule.ID)
 	return nil
 }
 
 func (a *arrowAppender) AppendEvent(e *schema.Event, body []byte, m schema.StreamMeta) error {
 	a.events.Append(e, body, m)
-	a.ekey.Add(m.Seq, e.Seq, e.RunID)
+	a.tables[0].key.Add(m.Seq, e.Seq, e.RunID)
 	return nil
 }
 
-// Commit inserts the events, then the verdicts, each as one record batch
-// named by its stream sequences, so that an insert repeated whole is
-// dropped by the store; a batch cut differently on a replay is made exact
-// by the tables' keys.
-func (a *arrowAppender) Commit() error {
-	if a.heldEvents == nil && a.events.Len() > 0 {
-		a.heldEvents = a.events.Record()
-	}
-	if a.heldVerdicts == nil && a.verdicts.Len() > 0 {
-		a.heldVerdicts = a.verdicts.Record()
-	}
-	if err := a.commit("events", &a.heldEvents, &a.ekey); err != nil {
-		return err
-	}
-	return a.commit("verdicts", &a.heldVerdicts, &a.vkey)
+func (a *arrowAppender) AppendDeadLetter(d *schema.DeadLetter, m schema.StreamMeta) error {
+	a.deadLetters.AppendDeadLetter(d, m)
+	a.tables[2].key.Add(m.Seq, 0, d.Reason, d.Error)
+	return nil
 }
 
-// commit inserts *held into table, then releases it and resets its key.
-func (a *arrowAppender) commit(table string, held *arrow.RecordBatch, key *BatchKey) error {
-	if *held == nil {
-		return nil
+func (a *arrowAppender) AppendRuleVersion(r *schema.RuleVersionRow, m schema.StreamMeta) error {
+	a.rules.AppendRuleVersion(r)
+	a.tables[3].key.Add(m.Seq, 0, r.RuleID, r.Version)
+	return nil
+}
+
+// Commit inserts each table's rows as one record batch named by its
+// stream sequences, so that an insert repeated whole is dropped by the
+// store; a batch cut differently on a replay is made exact by the tables'
+// keys. A table whose insert failed keeps its record batch for the next
+// Commit; those inserted are not inserted again.
+func (a *arrowAppender) Commit() error {
+	for _, t := range a.tables {
+		if t.held == nil && t.rows.Len() > 0 {
+			t.held = t.rows.Record()
+		}
+		if t.held == nil {
+			continue
+		}
+		if err := a.ins.InsertArrow(t.name, t.held, t.key.Token(t.name)); err != nil {
+			return err
+		}
+		t.held.Release()
+		t.held, t.key = nil, BatchKey{}
 	}
-	if err := a.ins.InsertArrow(table, *held, key.Token(table)); err != nil {
-		return err
-	}
-	(*held).Release()
-	*held, *key = nil, BatchKey{}
 	return nil
 }
 
 func (a *arrowAppender) Rollback() error {
-	for _, r := range []arrow.RecordBatch{a.heldEvents, a.heldVerdicts, a.events.Record(), a.verdicts.Record()} {
-		if r != nil {
-			r.Release()
+	for _, t := range a.tables {
+		if t.held != nil {
+			t.held.Release()
 		}
+		t.rows.Record().Release()
+		t.held, t.key = nil, BatchKey{}
 	}
-	a.heldEvents, a.heldVerdicts, a.ekey, a.vkey = nil, nil, BatchKey{}, BatchKey{}
 	return nil
 }
