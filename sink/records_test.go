@@ -52,6 +52,11 @@ func storeUntil(t *testing.T, js natsjs.JetStream, rows uint64, q, want string) 
 func TestSinkDeadLetters(t *testing.T) {
 	js := startStreams(t)
 	ctx := context.Background()
+	// No merge may collapse a repeated insert: only the token drops it.
+	if _, err := engine.Query([]byte("SYSTEM STOP MERGES dead_letters"), ""); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { engine.Query([]byte("SYSTEM START MERGES dead_letters"), "") })
 	dl := transport.NewDeadLetters(js, subjects)
 	marker := fmt.Sprintf("dl-test-%d", time.Now().UnixNano())
 	if err := dl.Send(ctx, schema.ReasonMalformed, schema.SourceGateway, errors.New(marker+": line 1: expected a JSON object"), []byte("{oops")); err != nil {
