@@ -157,6 +157,11 @@ func clusterStatement(s, cluster string, tables map[string]bool) ([]string, erro
 		// table over it, so that both keep the same columns.
 		name := toks[2]
 		head, rest := s[:name.end], s[name.end:]
+		if hasWords(toks[3:], "MODIFY", "SETTING") {
+			// A table setting is the local table's; a Distributed
+			// table has none of a MergeTree's.
+			return []string{head + LocalSuffix + " ON CLUSTER " + cluster + rest}, nil
+		}
 		return []string{
 			head + LocalSuffix + " ON CLUSTER " + cluster + rest,
 			head + " ON CLUSTER " + cluster + rest,

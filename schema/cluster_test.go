@@ -96,3 +96,31 @@ func TestShardingKeysInOrderBy(t *testing.T) {
 		t.Errorf("%d tables in the schema, %d sharding keys", seen, len(ShardingKeys))
 	}
 }
+
+// A column change goes to the local and the Distributed table; a table
+// setting to the local table only (a Distributed table has no MergeTree
+// settings).
+func TestClusterDDLAlter(t *testing.T) {
+	ms := []Migration{{Version: 4, Name: "0004_x", Statements: []string{
+		"CREATE TABLE IF NOT EXISTS dead_letters (stream_seq UInt64) ENGINE = ReplacingMergeTree ORDER BY stream_seq",
+		"ALTER TABLE dead_letters ADD COLUMN IF NOT EXISTS run_id String",
+		"ALTER TABLE dead_letters MODIFY SETTING non_replicated_deduplication_window = 1000",
+	}}}
+	got, err := ClusterDDLOf("c1", ms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"ALTER TABLE dead_letters_local ON CLUSTER c1 ADD COLUMN IF NOT EXISTS run_id String",
+		"ALTER TABLE dead_letters ON CLUSTER c1 ADD COLUMN IF NOT EXISTS run_id String",
+		"ALTER TABLE dead_letters_local ON CLUSTER c1 MODIFY SETTING non_replicated_deduplication_window = 1000",
+	}
+	if len(got) != 7 { // schema_migrations and the two tables first, the record of the migration last
+		t.Fatalf("got %q", got)
+	}
+	for i, w := range want {
+		if got[i+3] != w {
+			t.Errorf("statement %d:\n got %s\nwant %s", i+3, got[i+3], w)
+		}
+	}
+}

@@ -3,8 +3,11 @@ package sink
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -20,8 +23,13 @@ type Kind string
 
 // The kinds of stream a sink stores.
 const (
-	Verdicts Kind = "verdicts"
-	Events   Kind = "events"
+	Verdicts    Kind = "verdicts"
+	Events      Kind = "events"
+	DeadLetters Kind = "dead_letters"
+	// RuleVersions is the stream of the fleet's rule manifest, the
+	// key-value bucket <prefix>_rules in which the workers record every
+	// version of every rule as they load and reload their rules.
+	RuleVersions Kind = "rule_versions"
 )
 
 // Options tunes a sink.
@@ -64,23 +72,55 @@ func (o *Options) defaults() {
 	}
 }
 
-// FromStreams stores the VERDICTS and EVENTS streams of sub into st until
-// ctx ends, each on its own durable consumer (<prefix>-store-verdicts,
-// <prefix>-store-events) and goroutine. It returns nil when ctx ends, and
-// an error when a consumer cannot be made.
+// FromStreams stores the VERDICTS, EVENTS and DEADLETTER streams of sub
+// and the stream of its rule manifest into st until ctx ends, each on its
+// own durable consumer (<prefix>-store-<kind>) and goroutine. The rule
+// manifest's stream is made by the first worker: until it exists, the
+// sink waits for it. It returns nil when ctx ends, and an error when a
+// consumer cannot be made.
 func FromStreams(ctx context.Context, js jetstream.JetStream, sub schema.Subjects, st Appendable, o Options) error {
+	o.defaults()
 	g, gctx := errgroup.WithContext(ctx)
 	for _, s := range []struct {
 		kind   Kind
 		stream string
-	}{{Verdicts, schema.StreamVerdicts}, {Events, schema.StreamEvents}} {
-		src, err := source.Open(ctx, js, source.Options{Stream: s.stream, Durable: sub.Prefix + "-store-" + string(s.kind), BatchRows: o.BatchRows, AckWait: o.AckWait})
+	}{{Verdicts, schema.StreamVerdicts}, {Events, schema.StreamEvents}, {DeadLetters, schema.StreamDeadLetter}, {RuleVersions, "KV_" + sub.Bucket(schema.BucketRules)}} {
+		so := source.Options{Stream: s.stream, Durable: sub.Prefix + "-store-" + strings.ReplaceAll(string(s.kind), "_", "-"), BatchRows: o.BatchRows, AckWait: o.AckWait}
+		if s.kind == RuleVersions {
+			g.Go(func() error {
+				src, err := waitSource(gctx, js, so, o)
+				if src == nil {
+					return err
+				}
+				return Consume(gctx, src, s.kind, st, o)
+			})
+			continue
+		}
+		src, err := source.Open(gctx, js, so)
+		if gctx.Err() != nil {
+			break // ended while the consumers were being made
+		}
 		if err != nil {
 			return err
 		}
 		g.Go(func() error { return Consume(gctx, src, s.kind, st, o) })
 	}
 	return g.Wait()
+}
+
+// waitSource opens the source of so, waiting RetryAfter between tries
+// while its stream does not exist; it returns nil when ctx ends first.
+func waitSource(ctx context.Context, js jetstream.JetStream, so source.Options, o Options) (*source.Source, error) {
+	for {
+		src, err := source.Open(ctx, js, so)
+		switch {
+		case ctx.Err() != nil:
+			return nil, nil
+		case err == nil || !errors.Is(err, jetstream.ErrStreamNotFound):
+			return src, err
+		}
+		pause(ctx, o.RetryAfter)
+	}
 }
 
 // Consume reads batches from src and writes each into st as kind, until
@@ -159,7 +199,8 @@ func write(a Appender, kind Kind, b source.Batch, log *slog.Logger, o Options) (
 
 // appendMsg decodes m as kind and appends it to a.
 func appendMsg(a Appender, kind Kind, m jetstream.Msg, meta schema.StreamMeta) error {
-	if kind == Verdicts {
+	switch kind {
+	case Verdicts:
 		var v schema.VerdictEvent
 		if err := json.Unmarshal(m.Data(), &v); err != nil {
 			return err
@@ -168,12 +209,60 @@ func appendMsg(a Appender, kind Kind, m jetstream.Msg, meta schema.StreamMeta) e
 			return fmt.Errorf("stream seq %d: a verdict needs runId and rule.id", meta.Seq)
 		}
 		return a.AppendVerdict(&v, meta)
+	case DeadLetters:
+		return a.AppendDeadLetter(deadLetterOf(m), meta)
+	case RuleVersions:
+		return appendRuleHistory(a, m, meta)
 	}
 	e, err := schema.DecodeEvent(fmt.Sprintf("stream seq %d", meta.Seq), m.Data())
 	if err != nil {
 		return err
 	}
 	return a.AppendEvent(&e, m.Data(), meta)
+}
+
+// deadLetterOf reads a dead letter's headers and body.
+func deadLetterOf(m jetstream.Msg) *schema.DeadLetter {
+	h := m.Headers()
+	d := &schema.DeadLetter{Subject: m.Subject(), Reason: h.Get(schema.HeaderReason), Source: h.Get(schema.HeaderSource), Error: h.Get(schema.HeaderError), Body: m.Data()}
+	d.Truncated, _ = strconv.ParseUint(h.Get(schema.HeaderTruncated), 10, 64)
+	return d
+}
+
+// ruleHistory is the JSON of a rule's entry in the rule manifest, as the
+// workers write it (monitor/worker.RuleHistory).
+type ruleHistory struct {
+	ID       string `json:"id"`
+	Versions []struct {
+		Version     int       `json:"version"`
+		Meaning     string    `json:"meaning"`
+		Text        string    `json:"text"`
+		Description string    `json:"description"`
+		Mode        string    `json:"mode"`
+		Since       time.Time `json:"since"`
+	} `json:"versions"`
+}
+
+// appendRuleHistory appends every version of the rule history in m; a
+// key's deletion (an empty message) appends nothing.
+func appendRuleHistory(a Appender, m jetstream.Msg, meta schema.StreamMeta) error {
+	if len(m.Data()) == 0 {
+		return nil
+	}
+	var h ruleHistory
+	if err := json.Unmarshal(m.Data(), &h); err != nil {
+		return err
+	}
+	if h.ID == "" {
+		return fmt.Errorf("stream seq %d: a rule history needs an id", meta.Seq)
+	}
+	for _, v := range h.Versions {
+		r := schema.RuleVersionRow{RuleID: h.ID, Version: strconv.Itoa(v.Version), Description: v.Description, Mode: v.Mode, Text: v.Text, TextHash: v.Meaning, Since: v.Since}
+		if err := a.AppendRuleVersion(&r, meta); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // pause waits d or until ctx ends.

@@ -35,7 +35,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		lag:       prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "ponens_store_lag_messages", Help: "Messages of the stream the sink's consumer had yet to read at its last batch."}, l),
 	}
 	reg.MustRegister(m.rows, m.batches, m.skipped, m.retries, m.batchRows, m.commit, m.lag)
-	for _, k := range []Kind{Verdicts, Events} { // present at 0 before the first batch
+	for _, k := range []Kind{Verdicts, Events, DeadLetters, RuleVersions} { // present at 0 before the first batch
 		for _, c := range []*prometheus.CounterVec{m.rows, m.batches, m.skipped, m.retries} {
 			c.WithLabelValues(string(k))
 		}

@@ -16,6 +16,12 @@ type Appender interface {
 	// AppendEvent adds a trace event read from a stream at m; body is the
 	// event's JSON as received.
 	AppendEvent(e *schema.Event, body []byte, m schema.StreamMeta) error
+	// AppendDeadLetter adds a dead letter read from the DEADLETTER stream
+	// at m.
+	AppendDeadLetter(d *schema.DeadLetter, m schema.StreamMeta) error
+	// AppendRuleVersion adds a version of a rule, read at m from the
+	// stream of the fleet's rule manifest.
+	AppendRuleVersion(r *schema.RuleVersionRow, m schema.StreamMeta) error
 	// Commit writes the batch. On an error nothing may be assumed written,
 	// and the batch is still held: Commit may be called again, or Rollback.
 	Commit() error

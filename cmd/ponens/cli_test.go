@@ -305,7 +305,10 @@ func TestCLIExitCodes(t *testing.T) {
 		{name: "sink without the engine", args: []string{"sink", "--url", down, "--store", store}, env: []string{"PONENS_CHDB_LIB=/nonexistent/libchdb.so"}, code: 3,
 			want: "ponens sink: store " + store + ": the embedded ClickHouse engine (libchdb.so) is not installed"},
 		{name: "sink service down", args: []string{"sink", "--url", down, "--store", store}, env: noWait, code: 3, want: "ponens sink: connect to " + down},
-		{name: "sink store.dsn", args: []string{"sink", "--url", down}, env: []string{"PONENS_STORE_DSN=clickhouse://127.0.0.1:1/db"}, code: 2, want: "ponens sink: store.dsn: storing into a ClickHouse server is not available yet"},
+		{name: "sink store.dsn unreachable", args: []string{"sink", "--url", down}, env: []string{"PONENS_STORE_DSN=clickhouse://u:hunter2@127.0.0.1:1/db?dial_timeout=1s"}, code: 3, want: "ponens sink: the ClickHouse server of store.dsn did not answer (127.0.0.1:1)"},
+		{name: "sink store.dsn bad", args: []string{"sink", "--url", down}, env: []string{"PONENS_STORE_DSN=http://u:hunter2@127.0.0.1:8123/db"}, code: 2, want: "ponens sink: store.dsn: must be clickhouse://"},
+		{name: "sql store.dsn unreachable", args: []string{"sql", "SELECT 1"}, env: []string{"PONENS_STORE_DSN=clickhouse://127.0.0.1:1/db?dial_timeout=1s"}, code: 3, want: "ponens sql: the ClickHouse server of store.dsn did not answer (127.0.0.1:1)"},
+		{name: "sql store.dsn bad", args: []string{"sql", "SELECT 1"}, env: []string{"PONENS_STORE_DSN=clickhouse://127.0.0.1:9000/db?dial_timeout=soon"}, code: 2, want: "ponens sql: store.dsn: clickhouse [dsn parse]: dial timeout"},
 		{name: "sink metrics address taken", args: []string{"sink", "--url", url, "--store", store, "--metrics", taken.Addr().String()}, code: 2, want: "ponens sink: --metrics: listen tcp " + taken.Addr().String()},
 		{name: "check --store", args: []string{"check", "--rules", ex("rules"), "--out", work, "--store", store, traces}, code: 1, want: "7 violated"},
 		{name: "check --store without the engine", args: []string{"check", "--rules", ex("rules"), "--out", work, "--store", store, traces}, env: []string{"PONENS_CHDB_LIB=/nonexistent/libchdb.so"}, code: 3,
@@ -374,6 +377,9 @@ func TestCLIExitCodes(t *testing.T) {
 			}
 			if r.code != tc.code || !strings.Contains(where, tc.want) {
 				t.Errorf("ponens %s: exit %d, want %d and %q\nstdout:\n%s\nstderr:\n%s", strings.Join(tc.args, " "), r.code, tc.code, tc.want, r.stdout, r.stderr)
+			}
+			if strings.Contains(r.stdout+r.stderr, "hunter2") {
+				t.Errorf("ponens %s printed the store.dsn password:\n%s%s", strings.Join(tc.args, " "), r.stdout, r.stderr)
 			}
 			if r.code >= 2 && !regexp.MustCompile(`(?m)^ponens( [a-z-]+)*: `).MatchString(r.stderr) {
 				t.Errorf("ponens %s: the error has no \"ponens <command>: \" prefix: %q", strings.Join(tc.args, " "), r.stderr)

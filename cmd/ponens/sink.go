@@ -1,10 +1,11 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"github.com/ponens/ponens/query/api"
 	"maps"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -12,8 +13,10 @@ import (
 
 	"github.com/ponens/ponens/config"
 	"github.com/ponens/ponens/internal/pipeline"
+	"github.com/ponens/ponens/query/api"
 	"github.com/ponens/ponens/sink"
 	"github.com/ponens/ponens/sink/chdb"
+	"github.com/ponens/ponens/sink/clickhouse"
 	"github.com/ponens/ponens/transport"
 )
 
@@ -30,9 +33,9 @@ func registerStore(cmd *cobra.Command) {
 func newSinkCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "sink [--url URL] [--store DIR]",
-		Short: "Store the verdicts and events streams in the embedded store, for ponens sql",
+		Short: "Store the verdicts and events streams in the store, for ponens sql",
 		Long: `sink reads the VERDICTS and EVENTS streams, each on its own durable consumer,
-and writes them into the embedded store (store.path) in batches of up to
+and writes them into the store in batches of up to
 store.batch_rows messages, waiting at most store.flush_every for a batch to
 fill. A batch is acknowledged only once the store committed it: a crash in
 between delivers it again, and its rows replace themselves instead of
@@ -40,9 +43,12 @@ adding up. ponens serve runs the same sink itself; run this one beside a
 cluster of workers. Connects to nats.url (--url), or to a running
 ` + "`ponens serve --no-store`" + ` at nats.listen. Stops on SIGINT or SIGTERM.
 
-The embedded engine is a shared library installed by ` + "`make deps`" + `; without it
-sink says how to install it and exits 3, as it does when the store is in
-use by another process.`,
+The store is the embedded ClickHouse engine on store.path (--store), or the
+ClickHouse server that store.dsn (PONENS_STORE_DSN) names. The embedded
+engine is a shared library installed by ` + "`make deps`" + `; without it sink says
+how to install it and exits 3, as it does when the store is in use by
+another process or the server does not answer; a store.dsn that names no
+server exits 2.`,
 		Example: `  ponens sink --url nats://127.0.0.1:4222 --store data/store`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -103,10 +109,15 @@ type openedStore struct {
 	querier api.Querier
 }
 
-// openStore opens and migrates the store of c: the embedded one.
+// openStore opens and migrates the store of c: the ClickHouse server of
+// store.dsn when it is set, else the embedded engine on store.path.
 func openStore(c config.StoreConfig) (*openedStore, func(), error) {
 	if c.DSN != "" {
-		return nil, nil, errDSN
+		s, err := openServer(c.DSN)
+		if err != nil {
+			return nil, nil, err
+		}
+		return &openedStore{s, "the ClickHouse server of store.dsn", clickhouse.Querier{Conn: s.Conn()}}, func() { s.Close() }, nil
 	}
 	e, err := chdb.Open(chdb.Options{Lib: c.Lib, Path: c.Path})
 	if err != nil {
@@ -119,14 +130,33 @@ func openStore(c config.StoreConfig) (*openedStore, func(), error) {
 	return &openedStore{chdb.NewStore(e), c.Path + " (embedded)", chdb.Querier{E: e}}, func() { e.Close() }, nil
 }
 
-// errDSN is openStore's refusal of store.dsn.
-var errDSN = errors.New("store.dsn: storing into a ClickHouse server is not available yet; unset store.dsn (PONENS_STORE_DSN) to use the embedded store")
+// serverWait is how long a ClickHouse server has to answer and take the
+// schema's migrations when a command starts.
+const serverWait = 30 * time.Second
+
+// openServer connects to the ClickHouse server of dsn and migrates it.
+func openServer(dsn string) (*clickhouse.Store, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), serverWait)
+	defer cancel()
+	s, err := clickhouse.Open(ctx, dsn)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.Migrate(ctx); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("migrating the ClickHouse server of store.dsn: %w", err)
+	}
+	return s, nil
+}
 
 // storeExit is the exit error of a store that did not open: 2 for a bad
 // setting, 3 otherwise, with hint after the store's name.
 func storeExit(c config.StoreConfig, err error, hint string) error {
-	if errors.Is(err, errDSN) {
+	if errors.Is(err, clickhouse.ErrDSN) {
 		return exitWith(exitBadInput, "%v", err)
+	}
+	if c.DSN != "" {
+		return exitWith(exitUnavailable, "%v%s", err, hint)
 	}
 	return exitWith(exitUnavailable, "store %s: %v%s", c.Path, err, hint)
 }

@@ -6,8 +6,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ponens/ponens/config"
 	"github.com/ponens/ponens/query/analytics"
 	"github.com/ponens/ponens/sink/chdb"
+	"github.com/ponens/ponens/sink/clickhouse"
 )
 
 func init() { subcommands = append(subcommands, newSQLCommand) }
@@ -24,6 +26,10 @@ The tables are events, verdicts, run_rule_status, runs, rule_versions,
 dead_letters and record_entries, with the views violations_rule_hour,
 compliance_agent_day and open_runs (docs/storage.md describes each).
 
+With store.dsn (PONENS_STORE_DSN) set, the query runs on that ClickHouse
+server instead, as the subquery of a SELECT, so that only a query runs
+(give the server a user with read-only grants all the same).
+
 The embedded engine is a shared library installed by ` + "`make deps`" + `; without it
 sql says how to install it and exits 3, as it does when the store is in
 use by another process (stop ponens serve first).`,
@@ -32,7 +38,7 @@ use by another process (stop ponens serve first).`,
   ponens sql --store data/store --format json "SELECT run_id, agent, started_at FROM open_runs WHERE started_at < now() - INTERVAL 1 HOUR"`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := loadConfig(cmd, map[string]string{"store": "store.path", "lib": "store.lib"})
+			cfg, err := loadConfig(cmd, storeFlags)
 			if err != nil {
 				return err
 			}
@@ -42,6 +48,9 @@ use by another process (stop ponens serve first).`,
 			}
 			if strings.TrimSpace(args[0]) == "" {
 				return exitWith(exitBadInput, "no SQL given")
+			}
+			if cfg.Store.DSN != "" {
+				return sqlServer(cmd, cfg.Store, args[0], format)
 			}
 			e, err := analytics.Open(chdb.Options{Lib: cfg.Store.Lib, Path: cfg.Store.Path})
 			if err != nil {
@@ -60,8 +69,25 @@ use by another process (stop ponens serve first).`,
 			return err
 		},
 	}
-	cmd.Flags().String("store", "", "the store's data `DIR` (store.path; default data/store)")
-	cmd.Flags().String("lib", "", "the `FILE` libchdb.so (store.lib; default where make deps installs it)")
+	registerStore(cmd)
 	cmd.Flags().String("format", "table", "output `FORMAT`: "+analytics.FormatNames)
 	return cmd
+}
+
+// sqlServer runs sql on the ClickHouse server of c and prints the answer.
+func sqlServer(cmd *cobra.Command, c config.StoreConfig, sql, format string) error {
+	s, err := openServer(c.DSN)
+	if err != nil {
+		return storeExit(c, err, "")
+	}
+	defer s.Close()
+	out, err := analytics.QueryServer(cmd.Context(), clickhouse.Querier{Conn: s.Conn()}, sql, format)
+	if clickhouse.IsServerError(err) {
+		return exitWith(exitBadInput, "%v", err)
+	}
+	if err != nil {
+		return exitWith(exitUnavailable, "%v", err)
+	}
+	_, err = cmd.OutOrStdout().Write(out)
+	return err
 }

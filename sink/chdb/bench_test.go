@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ponens/ponens/schema"
+	"github.com/ponens/ponens/sink"
 )
 
 // benchSeq is the next stream position the benchmarks use, so that no
@@ -70,7 +71,10 @@ func BenchmarkInsertArrow(b *testing.B) {
 	b.ResetTimer()
 	start := time.Now()
 	for i := range b.N {
-		if err := insertArrow(engine, "verdicts", rec, seqRange{first: uint64(i + 1), last: uint64(i + size), n: size}); err != nil {
+		var key sink.BatchKey // a token of its own for each insert
+		key.Add(uint64(i+1), 0)
+		key.Add(uint64(i+size), 0)
+		if err := insertArrow(engine, "verdicts", rec, key.Token("verdicts")); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -194,4 +194,8 @@ SELECT
 FROM events_local
 GROUP BY run_id;
 
-INSERT INTO schema_migrations (version, name) VALUES (1, '0001_tables'), (2, '0002_views'), (3, '0003_run_project');
+ALTER TABLE dead_letters_local ON CLUSTER ponens MODIFY SETTING non_replicated_deduplication_window = 1000;
+
+ALTER TABLE rule_versions_local ON CLUSTER ponens MODIFY SETTING non_replicated_deduplication_window = 1000;
+
+INSERT INTO schema_migrations (version, name) VALUES (1, '0001_tables'), (2, '0002_views'), (3, '0003_run_project'), (4, '0004_dedup_window');
