@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -132,9 +133,9 @@ type liveRun struct {
 	checkedRun
 	run     *monitor.Run
 	closing *schema.Event
-	chunks  []chunk // of the events spill
-	vchunks []chunk // of the verdicts spill
-	err     error   // the monitor refused an event; nothing more is fed
+	chunks  chunks // of the events spill
+	vchunks chunks // of the verdicts spill
+	err     error  // the monitor refused an event; nothing more is fed
 }
 
 // spills are the spill files of a streaming check.
@@ -273,9 +274,47 @@ type spill struct {
 	off int64
 }
 
-// chunk is a stretch of the spill file holding consecutive events of one
-// run.
-type chunk struct{ off, n int64 }
+// chunks are the stretches of a spill file that hold one run's lines, in
+// order: each stretch as two varints, its start's distance from the end of
+// the stretch before it and its length, so that a run whose lines are
+// interleaved with other runs' costs a few bytes per line, not sixteen.
+type chunks struct {
+	enc []byte
+	end int64 // where the last stretch ends
+}
+
+// add records the n bytes written at off, extending the last stretch when
+// it ends at off.
+func (c *chunks) add(off, n int64) {
+	if len(c.enc) > 0 && c.end == off {
+		// The run's lines follow each other: re-encode the last length,
+		// the final varint (the one byte without its high bit before it).
+		i := len(c.enc) - 1
+		for i > 0 && c.enc[i-1]&0x80 != 0 {
+			i--
+		}
+		last, _ := binary.Uvarint(c.enc[i:])
+		c.enc = binary.AppendUvarint(c.enc[:i], last+uint64(n))
+		c.end += n
+		return
+	}
+	c.enc = binary.AppendUvarint(c.enc, uint64(off-c.end))
+	c.enc = binary.AppendUvarint(c.enc, uint64(n))
+	c.end = off + n
+}
+
+// each calls fn with every stretch, in order.
+func (c *chunks) each(fn func(off, n int64)) {
+	var end int64
+	for b := c.enc; len(b) > 0; {
+		gap, k := binary.Uvarint(b)
+		n, m := binary.Uvarint(b[k:])
+		b = b[k+m:]
+		off := end + int64(gap)
+		fn(off, int64(n))
+		end = off + int64(n)
+	}
+}
 
 func newSpill() (*spill, error) {
 	f, err := os.CreateTemp("", "ponens-check-*.jsonl")
@@ -285,9 +324,8 @@ func newSpill() (*spill, error) {
 	return &spill{f: f, w: bufio.NewWriterSize(f, 256<<10)}, nil
 }
 
-// write appends line, extending the run's last chunk when it ends where
-// line starts.
-func (s *spill) write(line []byte, chunks *[]chunk) error {
+// write appends line to the spill and records it in the run's chunks.
+func (s *spill) write(line []byte, c *chunks) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	start := s.off
@@ -296,22 +334,16 @@ func (s *spill) write(line []byte, chunks *[]chunk) error {
 	if err != nil {
 		return err
 	}
-	if n := len(*chunks); n > 0 && (*chunks)[n-1].off+(*chunks)[n-1].n == start {
-		(*chunks)[n-1].n += s.off - start
-		return nil
-	}
-	*chunks = append(*chunks, chunk{start, s.off - start})
+	c.add(start, int64(n))
 	return nil
 }
 
 // reader returns a function reading the chunks in order, once the spill
 // is flushed.
-func (s *spill) reader(chunks []chunk) func() io.Reader {
+func (s *spill) reader(c chunks) func() io.Reader {
 	return func() io.Reader {
-		rs := make([]io.Reader, len(chunks))
-		for i, c := range chunks {
-			rs[i] = io.NewSectionReader(s.f, c.off, c.n)
-		}
+		var rs []io.Reader
+		c.each(func(off, n int64) { rs = append(rs, io.NewSectionReader(s.f, off, n)) })
 		return io.MultiReader(rs...)
 	}
 }
