@@ -13,8 +13,6 @@ import (
 	"strings"
 	"time"
 	"unicode"
-
-	segjson "github.com/segmentio/encoding/json"
 )
 
 // Outcome types of a reference trace and the terminal events they become.
@@ -45,18 +43,7 @@ func DecodeReference(name string, data []byte) ([]Event, error) {
 // read (a number where a string is expected, an outcome without a type, …)
 // or left out (an evidence entry that is not an object, …). Each names the
 // value and says how it was read; the trace is converted all the same.
-//
-// The trace is first decoded with segmentio/encoding (the decoder the event
-// streams use, several times faster than encoding/json here); when that
-// finds a problem or a warning, it is decoded again with encoding/json,
-// whose reading defines the format, and that decoding is the answer, errors
-// and their positions included. FuzzReferenceFast checks that the two
-// agree on every trace the first reads without a word.
 func DecodeReferenceWarn(name string, data []byte) ([]Event, DecodeErrors, error) {
-	fast := refDecoder{data: data, fast: true}
-	if events := fast.decode(); len(fast.problems) == 0 && len(fast.warnings) == 0 {
-		return events, nil, nil
-	}
 	d := refDecoder{data: data}
 	events := d.decode()
 	if len(d.problems) > 0 {
@@ -68,25 +55,8 @@ func DecodeReferenceWarn(name string, data []byte) ([]Event, DecodeErrors, error
 // refDecoder holds the state of one DecodeReference call.
 type refDecoder struct {
 	data     []byte
-	fast     bool      // decode with segmentio/encoding, not encoding/json
 	problems []located // offset -1: at the value Field names
 	warnings []warning
-}
-
-// unmarshal is json.Unmarshal, or segmentio/encoding's when d.fast.
-func (d *refDecoder) unmarshal(data []byte, v any) error {
-	if d.fast {
-		return segjson.Unmarshal(data, v)
-	}
-	return json.Unmarshal(data, v)
-}
-
-// marshal is json.Marshal, or segmentio/encoding's when d.fast.
-func (d *refDecoder) marshal(v any) ([]byte, error) {
-	if d.fast {
-		return segjson.Marshal(v)
-	}
-	return json.Marshal(v)
 }
 
 // warning is a value read leniently, and how it was read.
@@ -172,7 +142,7 @@ func lineCol(data []byte, off int) (line, col int) {
 // are any.
 func (d *refDecoder) decode() []Event {
 	var top map[string]json.RawMessage
-	if err := d.unmarshal(d.data, &top); err != nil {
+	if err := json.Unmarshal(d.data, &top); err != nil {
 		var syntax *json.SyntaxError
 		if errors.As(err, &syntax) {
 			d.problems = append(d.problems, located{max(int(syntax.Offset)-1, 0), &FieldError{Err: ErrMalformedJSON, Got: syntax.Error()}})
@@ -188,12 +158,12 @@ func (d *refDecoder) decode() []Event {
 	start := d.start(top)
 	actions := d.actions(d.list(top, "actions", true))
 	artifacts := d.artifacts(d.list(top, "artifacts", false))
-	d.finishActions(actions, artifacts)
+	finishActions(actions, artifacts)
 	var tail []refEvent // residuals, telemetry and the closing event
 	for i, raw := range d.list(top, "residuals", false) {
 		path := fmt.Sprintf("residuals[%d]", i)
 		if obj, ok := d.lenientObject(raw, path); ok {
-			r := &Artifact{ID: d.residualID(obj, i), Type: "Residual", Payload: raw}
+			r := &Artifact{ID: residualID(obj, i), Type: "Residual", Payload: raw}
 			tail = append(tail, refEvent{Event{Type: TypeResidual, Residual: r}, path})
 		}
 	}
@@ -253,9 +223,9 @@ func (d *refDecoder) start(top map[string]json.RawMessage) *RunStart {
 	if s.TraceID == "" {
 		d.fail(&FieldError{Field: "trace_id", Err: ErrMissingField, Expected: "a non-empty string"})
 	}
-	s.Extra = d.leftovers(obj, s)
+	s.Extra = leftovers(obj, s)
 	for _, k := range []string{"residuals", "telemetry", "outcome"} {
-		if raw, ok := top[k]; ok && (isNull(raw) || (k != "outcome" && d.isEmptyList(raw))) {
+		if raw, ok := top[k]; ok && (isNull(raw) || (k != "outcome" && isEmptyList(raw))) {
 			if s.Extra == nil {
 				s.Extra = make(map[string]json.RawMessage)
 			}
@@ -277,7 +247,7 @@ func (d *refDecoder) end(raw json.RawMessage) refEvent {
 		return finish
 	}
 	var name string
-	if d.unmarshal(raw, &name) == nil {
+	if json.Unmarshal(raw, &name) == nil {
 		if t, known := outcomeTypes[name]; known {
 			return refEvent{Event{Type: t, End: &RunEnd{Outcome: raw}}, "outcome"}
 		}
@@ -285,12 +255,12 @@ func (d *refDecoder) end(raw json.RawMessage) refEvent {
 		return finish
 	}
 	var obj map[string]json.RawMessage
-	if d.unmarshal(raw, &obj) != nil || obj == nil {
+	if json.Unmarshal(raw, &obj) != nil || obj == nil {
 		d.warn(&FieldError{Field: "outcome", Err: ErrWrongType, Expected: "an object", Got: describeRaw(raw)}, "the run ends as completed")
 		return finish
 	}
 	rawType, ok := obj["type"]
-	_ = d.unmarshal(rawType, &name) // anything but a string leaves name empty
+	_ = json.Unmarshal(rawType, &name) // anything but a string leaves name empty
 	t, known := outcomeTypes[name]
 	switch {
 	case !ok:
@@ -360,7 +330,7 @@ func (d *refDecoder) artifacts(raws []json.RawMessage) []*refArtifact {
 		a.Supersedes = d.ids(obj, "supersedes", path)
 		a.ProducerActionID = d.producer(obj, path)
 		d.members(obj, &a.Artifact, path, "artifact_id", "derived_from", "supersedes", "producer_action_id", "extra")
-		a.Extra = d.leftovers(obj, &a.Artifact)
+		a.Extra = leftovers(obj, &a.Artifact)
 		artifacts = append(artifacts, a)
 	}
 	return artifacts
@@ -369,7 +339,7 @@ func (d *refDecoder) artifacts(raws []json.RawMessage) []*refArtifact {
 // finishActions adds to each action's Outputs the artifacts it produced,
 // derives its Status when the trace gives none, and keeps in Extra every
 // member the action does not reproduce.
-func (d *refDecoder) finishActions(actions []*refAction, artifacts []*refArtifact) {
+func finishActions(actions []*refAction, artifacts []*refArtifact) {
 	produced := make(map[int64][]string)
 	for _, art := range artifacts {
 		if p := art.ProducerActionID; p != nil {
@@ -389,7 +359,7 @@ func (d *refDecoder) finishActions(actions []*refAction, artifacts []*refArtifac
 		if a.Status == "" {
 			a.Status = DeriveStatus(a.ResultSummary)
 		}
-		a.Extra = d.leftovers(a.obj, &a.Action)
+		a.Extra = leftovers(a.obj, &a.Action)
 	}
 }
 
@@ -505,8 +475,8 @@ var noneFailed = regexp.MustCompile(`\b(?:0|no|zero)\s+(?:fail|error)\w*`)
 // residualID is the artifact id of the i-th entry of a legacy residuals
 // list: its "id" member when that is a non-empty string or a number, else
 // "residual-<i+1>".
-func (d *refDecoder) residualID(entry map[string]json.RawMessage, i int) string {
-	if id, ok := d.idString(entry["id"]); ok && id != "" {
+func residualID(entry map[string]json.RawMessage, i int) string {
+	if id, ok := idString(entry["id"]); ok && id != "" {
 		return id
 	}
 	return "residual-" + strconv.Itoa(i+1)
@@ -523,7 +493,7 @@ func (d *refDecoder) list(top map[string]json.RawMessage, key string, required b
 		return nil
 	}
 	var elems []json.RawMessage
-	if d.unmarshal(raw, &elems) != nil {
+	if json.Unmarshal(raw, &elems) != nil {
 		fe := &FieldError{Field: key, Err: ErrWrongType, Expected: "an array", Got: describeRaw(raw)}
 		if required {
 			d.fail(fe)
@@ -538,7 +508,7 @@ func (d *refDecoder) list(top map[string]json.RawMessage, key string, required b
 // is not an object is left out with a warning.
 func (d *refDecoder) lenientObject(raw json.RawMessage, path string) (map[string]json.RawMessage, bool) {
 	var obj map[string]json.RawMessage
-	if d.unmarshal(raw, &obj) != nil || obj == nil {
+	if json.Unmarshal(raw, &obj) != nil || obj == nil {
 		d.warn(&FieldError{Field: path, Err: ErrWrongType, Expected: "an object", Got: describeRaw(raw)}, "left out")
 		return nil, false
 	}
@@ -548,7 +518,7 @@ func (d *refDecoder) lenientObject(raw json.RawMessage, path string) (map[string
 // object decodes raw, the value at path, as an object.
 func (d *refDecoder) object(raw json.RawMessage, path string) (map[string]json.RawMessage, bool) {
 	var obj map[string]json.RawMessage
-	if d.unmarshal(raw, &obj) != nil || obj == nil {
+	if json.Unmarshal(raw, &obj) != nil || obj == nil {
 		d.fail(&FieldError{Field: path, Err: ErrWrongType, Expected: "an object", Got: describeRaw(raw)})
 		return nil, false
 	}
@@ -565,7 +535,7 @@ func (d *refDecoder) members(obj map[string]json.RawMessage, v any, path string,
 			continue
 		}
 		field := rv.FieldByIndex(f.Index)
-		if d.unmarshal(raw, field.Addr().Interface()) != nil {
+		if json.Unmarshal(raw, field.Addr().Interface()) != nil {
 			d.coerce(field, raw, joinPath(path, name))
 		}
 	}
@@ -579,7 +549,7 @@ func (d *refDecoder) members(obj map[string]json.RawMessage, v any, path string,
 func (d *refDecoder) coerce(field reflect.Value, raw json.RawMessage, path string) {
 	fe := &FieldError{Field: path, Err: ErrWrongType, Expected: describeType(field.Type()), Got: describeRaw(raw)}
 	var scalar any
-	isScalar := d.unmarshal(raw, &scalar) == nil
+	isScalar := json.Unmarshal(raw, &scalar) == nil
 	switch scalar.(type) {
 	case float64, bool:
 	case string:
@@ -604,10 +574,10 @@ func (d *refDecoder) coerce(field reflect.Value, raw json.RawMessage, path strin
 // unknown members, and known ones whose value encodes to nothing (null, "",
 // []). Keeping them in Extra is what makes the conversion lossless. v's own
 // Extra must be empty.
-func (d *refDecoder) leftovers(obj map[string]json.RawMessage, v any) map[string]json.RawMessage {
+func leftovers(obj map[string]json.RawMessage, v any) map[string]json.RawMessage {
 	var back map[string]json.RawMessage
-	b, _ := d.marshal(v) // cannot fail: every raw value in v came from valid JSON
-	_ = d.unmarshal(b, &back)
+	b, _ := json.Marshal(v) // cannot fail: every raw value in v came from valid JSON
+	_ = json.Unmarshal(b, &back)
 	var extra map[string]json.RawMessage
 	for k, raw := range obj {
 		if _, ok := back[k]; !ok {
@@ -629,7 +599,7 @@ func (d *refDecoder) integer(obj map[string]json.RawMessage, key, path string) (
 	}
 	text := string(raw)
 	if raw[0] == '"' {
-		_ = d.unmarshal(raw, &text) // a string: the integer may be inside
+		_ = json.Unmarshal(raw, &text) // a string: the integer may be inside
 	}
 	n, err := strconv.ParseInt(text, 10, 64)
 	if err != nil {
@@ -648,7 +618,7 @@ func (d *refDecoder) producer(obj map[string]json.RawMessage, path string) *int6
 	}
 	s := string(raw)
 	if raw[0] == '"' {
-		_ = d.unmarshal(raw, &s) // a string: the integer is inside
+		_ = json.Unmarshal(raw, &s) // a string: the integer is inside
 	}
 	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
 		return &n
@@ -663,7 +633,7 @@ func (d *refDecoder) id(obj map[string]json.RawMessage, key, path string) string
 	if !ok {
 		return ""
 	}
-	id, ok := d.idString(raw)
+	id, ok := idString(raw)
 	if !ok {
 		d.fail(&FieldError{Field: joinPath(path, key), Err: ErrWrongType, Expected: "a string or a number", Got: describeRaw(raw)})
 	}
@@ -677,19 +647,19 @@ func (d *refDecoder) ids(obj map[string]json.RawMessage, key, path string) []str
 	if !ok || isNull(raw) {
 		return nil
 	}
-	if id, ok := d.idString(raw); ok {
+	if id, ok := idString(raw); ok {
 		return []string{id}
 	}
 	var elems []json.RawMessage
-	if d.unmarshal(raw, &elems) != nil {
+	if json.Unmarshal(raw, &elems) != nil {
 		d.warn(&FieldError{Field: joinPath(path, key), Err: ErrWrongType, Expected: "an id or an array of ids", Got: describeRaw(raw)}, "read as none")
 		return nil
 	}
 	var ids []string
 	for i, elem := range elems {
-		id, ok := d.idString(elem)
+		id, ok := idString(elem)
 		if !ok {
-			id, ok = d.refID(elem)
+			id, ok = refID(elem)
 			fe := &FieldError{Field: fmt.Sprintf("%s.%s[%d]", path, key, i), Err: ErrWrongType, Expected: "a string or a number", Got: describeRaw(elem)}
 			if !ok {
 				d.warn(fe, "left out")
@@ -704,13 +674,13 @@ func (d *refDecoder) ids(obj map[string]json.RawMessage, key, path string) []str
 
 // refID returns the id of an object that refers to an artifact: its
 // artifact_id or id member.
-func (d *refDecoder) refID(raw json.RawMessage) (string, bool) {
+func refID(raw json.RawMessage) (string, bool) {
 	var obj map[string]json.RawMessage
-	if d.unmarshal(raw, &obj) != nil {
+	if json.Unmarshal(raw, &obj) != nil {
 		return "", false
 	}
 	for _, k := range []string{"artifact_id", "id"} {
-		if id, ok := d.idString(obj[k]); ok && id != "" {
+		if id, ok := idString(obj[k]); ok && id != "" {
 			return id, true
 		}
 	}
@@ -718,17 +688,17 @@ func (d *refDecoder) refID(raw json.RawMessage) (string, bool) {
 }
 
 // idString returns the id a JSON string or number holds.
-func (d *refDecoder) idString(raw json.RawMessage) (string, bool) {
+func idString(raw json.RawMessage) (string, bool) {
 	if len(raw) == 0 {
 		return "", false
 	}
 	if raw[0] == '"' {
 		var s string
-		err := d.unmarshal(raw, &s)
+		err := json.Unmarshal(raw, &s)
 		return s, err == nil
 	}
 	var n json.Number
-	if d.unmarshal(raw, &n) != nil {
+	if json.Unmarshal(raw, &n) != nil {
 		return "", false
 	}
 	return n.String(), true
@@ -741,7 +711,7 @@ func (d *refDecoder) evidence(obj map[string]json.RawMessage, path string) []Evi
 		return nil
 	}
 	var elems []json.RawMessage
-	if d.unmarshal(raw, &elems) != nil {
+	if json.Unmarshal(raw, &elems) != nil {
 		d.warn(&FieldError{Field: path + ".evidence", Err: ErrWrongType, Expected: "an array", Got: describeRaw(raw)}, "read as none")
 		return nil
 	}
@@ -754,7 +724,7 @@ func (d *refDecoder) evidence(obj map[string]json.RawMessage, path string) []Evi
 		}
 		var ev Evidence
 		d.members(eobj, &ev, epath, "extra")
-		ev.Extra = d.leftovers(eobj, &ev)
+		ev.Extra = leftovers(eobj, &ev)
 		evidence = append(evidence, ev)
 	}
 	return evidence
@@ -764,9 +734,9 @@ func (d *refDecoder) evidence(obj map[string]json.RawMessage, path string) []Evi
 func isNull(raw json.RawMessage) bool { return string(raw) == "null" }
 
 // isEmptyList reports whether raw is an empty JSON array.
-func (d *refDecoder) isEmptyList(raw json.RawMessage) bool {
+func isEmptyList(raw json.RawMessage) bool {
 	var elems []json.RawMessage
-	return d.unmarshal(raw, &elems) == nil && len(elems) == 0
+	return json.Unmarshal(raw, &elems) == nil && len(elems) == 0
 }
 
 // EncodeReference writes the events of one run as a reference trace. It
@@ -905,7 +875,7 @@ func residualEntry(r *Artifact, i int) (any, error) {
 			return nil, &FieldError{Field: "residual.payload", Err: ErrWrongType, Expected: "an object", Got: describeRaw(r.Payload)}
 		}
 	}
-	if entry != nil && (&refDecoder{}).residualID(entry, i) == r.ID {
+	if entry != nil && residualID(entry, i) == r.ID {
 		return r.Payload, nil
 	}
 	if entry == nil {
