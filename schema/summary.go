@@ -95,18 +95,19 @@ func (f *SummaryFold) Rules() []RuleManifestEntry { return f.rules }
 // nil, are the rules' offline results (matrix.results) in rule order. It
 // refuses a trace whose id is empty or taken, or whose stream holds a
 // verdict about another run, an unknown rule or an unknown status; nothing
-// is recorded then. It returns the trace's column of the matrix.
+// is recorded then. It returns the trace's column of the matrix. The
+// events are encoded with AppendEventLine: their raw members each hold one
+// JSON value, as every decoder of this package gives.
 func (f *SummaryFold) Add(t TraceManifestEntry, events []Event, stream []VerdictEvent, results []string) ([]VerdictStatus, error) {
-	var buf bytes.Buffer
+	var buf []byte
 	for i := range events {
-		line, err := EncodeEventLine(&events[i])
-		if err != nil {
+		var err error
+		if buf, err = AppendEventLine(buf, &events[i]); err != nil {
 			return nil, fmt.Errorf("trace %s: event %d: %w", t.ID, i+1, err)
 		}
-		buf.Write(line)
 	}
 	t.Events, t.Outcome = len(events), RunOutcome(events)
-	return f.AddEncoded(t, &buf, stream, results)
+	return f.AddEncoded(t, bytes.NewReader(buf), stream, results)
 }
 
 // EncodeEventLine is an event as the content hash takes it: its JSON and

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -174,10 +175,14 @@ func diagnose(data []byte, t reflect.Type) []located {
 }
 
 // jsonFields maps the JSON member names of struct type t to its fields; it
-// returns nil for other types.
+// returns nil for other types. The map is made once per type (a reference
+// trace asks it for every member of every action) and must not be changed.
 func jsonFields(t reflect.Type) map[string]reflect.StructField {
 	if t == nil || t.Kind() != reflect.Struct || t == timeType {
 		return nil
+	}
+	if fields, ok := fieldsOf.Load(t); ok {
+		return fields.(map[string]reflect.StructField)
 	}
 	fields := make(map[string]reflect.StructField, t.NumField())
 	for i := range t.NumField() {
@@ -187,8 +192,12 @@ func jsonFields(t reflect.Type) map[string]reflect.StructField {
 			fields[cmp.Or(name, f.Name)] = f
 		}
 	}
+	fieldsOf.Store(t, fields)
 	return fields
 }
+
+// fieldsOf caches jsonFields: reflect.Type → its map.
+var fieldsOf sync.Map
 
 // describeType says what JSON value a Go type takes, for "expected …".
 func describeType(t reflect.Type) string {

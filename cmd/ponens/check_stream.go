@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -15,7 +16,6 @@ import (
 	"github.com/ponens/ponens/ingest/tracefile"
 	"github.com/ponens/ponens/monitor"
 	"github.com/ponens/ponens/schema"
-	"github.com/ponens/ponens/sink/file"
 )
 
 // streamChecks checks the trace files against eng as they are read: each
@@ -127,16 +127,15 @@ func checkFiles(paths []string, workers int, check func(w int, path string) file
 }
 
 // liveRun is a run being read: its monitor Run, each rule's last verdict
-// so far, and where its events' and verdicts' JSON went in the spill
-// files.
+// so far (without its cause: the summary reads only its status and seq),
+// and where its events' and verdicts' JSON went in the spill files.
 type liveRun struct {
 	checkedRun
-	run      *monitor.Run
-	closing  *schema.Event
-	chunks   []chunk        // of the events spill
-	vchunks  []chunk        // of the verdicts spill
-	lastRule map[string]int // rule id → its verdict in Stream
-	err      error          // the monitor refused an event; nothing more is fed
+	run     *monitor.Run
+	closing *schema.Event
+	chunks  chunks // of the events spill
+	vchunks chunks // of the verdicts spill
+	err     error  // the monitor refused an event; nothing more is fed
 }
 
 // spills are the spill files of a streaming check.
@@ -147,30 +146,40 @@ func (s *spills) close() {
 	s.verdicts.close()
 }
 
+// scratch holds the buffers a goroutine encodes lines into, reused from
+// one event to the next so that encoding allocates nothing per event.
+type scratch struct{ event, cause, verdicts []byte }
+
 // verdicts writes the verdicts to the verdict spill as they are produced
-// and keeps each rule's last one in Stream, which is all the summary reads
-// of a verdict stream.
-func (r *liveRun) verdicts(vs []schema.VerdictEvent, spill *spill) error {
+// (schema.AppendVerdictLine, the bytes file.EncodeVerdict gives) and keeps
+// each rule's last one in Stream, which is all the summary reads of a
+// verdict stream.
+func (r *liveRun) verdicts(vs []schema.VerdictEvent, spill *spill, buf *scratch) error {
+	if len(vs) == 0 {
+		return nil
+	}
+	buf.verdicts = buf.verdicts[:0]
 	for i := range vs {
-		line, err := file.EncodeVerdict(&vs[i])
-		if err != nil {
-			return err
-		}
-		if err := spill.write(line, &r.vchunks); err != nil {
-			return err
-		}
-		if j, ok := r.lastRule[vs[i].Rule.ID]; ok {
-			r.Stream = slices.Delete(r.Stream, j, j+1)
-			for id, k := range r.lastRule {
-				if k > j {
-					r.lastRule[id] = k - 1
-				}
+		v := &vs[i]
+		var err error
+		buf.cause = buf.cause[:0]
+		if v.Cause != nil {
+			if buf.cause, err = schema.AppendEventLine(buf.cause, &v.Cause.Event); err != nil {
+				return err
 			}
 		}
-		r.lastRule[vs[i].Rule.ID] = len(r.Stream)
-		r.Stream = append(r.Stream, vs[i])
+		if buf.verdicts, err = schema.AppendVerdictLine(buf.verdicts, v, buf.cause); err != nil {
+			return err
+		}
+		last := *v
+		last.Cause = nil
+		if j := slices.IndexFunc(r.Stream, func(k schema.VerdictEvent) bool { return k.Rule.ID == v.Rule.ID }); j >= 0 {
+			r.Stream[j] = last
+		} else {
+			r.Stream = append(r.Stream, last)
+		}
 	}
-	return nil
+	return spill.write(buf.verdicts, &r.vchunks)
 }
 
 // streamFile reads the event stream at p as it goes (tracefile.Scan),
@@ -178,36 +187,38 @@ func (r *liveRun) verdicts(vs []schema.VerdictEvent, spill *spill) error {
 // whole.
 func streamFile(p string, lim tracefile.Limits, eng *monitor.Engine, spill *spills) (out []*liveRun, streamed bool, err error) {
 	byID := make(map[string]*liveRun)
+	var buf scratch
 	streamed, err = tracefile.Scan(p, lim, func(ev *schema.Event) {
 		r := byID[ev.RunID]
 		if r == nil {
-			r = &liveRun{checkedRun: checkedRun{File: p, RunID: ev.RunID, Outcome: schema.OutcomeCanceled}, run: eng.NewRun(ev.RunID), lastRule: make(map[string]int)}
+			r = &liveRun{checkedRun: checkedRun{File: p, RunID: ev.RunID, Outcome: schema.OutcomeCanceled}, run: eng.NewRun(ev.RunID)}
 			byID[ev.RunID] = r
 			out = append(out, r)
 		}
 		if r.err != nil {
 			return
 		}
-		r.feed(ev, spill)
+		r.feed(ev, spill, &buf)
 	})
 	if err != nil || !streamed {
 		return nil, streamed, err
 	}
 	for _, r := range out {
 		if r.err == nil && !r.run.Ended() {
-			if err := r.verdicts(r.run.End(), spill.verdicts); err != nil {
+			if err := r.verdicts(r.run.End(), spill.verdicts, &buf); err != nil {
 				r.err = fmt.Errorf("ponens check: spill file: %w", err)
 			}
 		}
 		r.Results = r.run.Results()
 		r.Encoded = spill.events.reader(r.chunks)
 		r.Verdicts = spill.verdicts.reader(r.vchunks)
+		r.run = nil // its state is no longer needed
 	}
 	return out, true, nil
 }
 
 // feed gives ev to the run's monitor and writes its JSON to the spill.
-func (r *liveRun) feed(ev *schema.Event, spill *spills) {
+func (r *liveRun) feed(ev *schema.Event, spill *spills, buf *scratch) {
 	vs, err := r.run.Add(ev)
 	if errors.Is(err, monitor.ErrEnded) {
 		r.err = exitWith(exitBadInput, "%s: run %s: event seq %d comes after the run ended with %s (seq %d)",
@@ -217,7 +228,7 @@ func (r *liveRun) feed(ev *schema.Event, spill *spills) {
 		r.err = exitWith(exitBadInput, "%s: run %s: event seq %d: %v", r.File, r.RunID, ev.Seq, err)
 		return
 	}
-	if err := r.verdicts(vs, spill.verdicts); err != nil {
+	if err := r.verdicts(vs, spill.verdicts, buf); err != nil {
 		r.err = fmt.Errorf("ponens check: spill file: %w", err)
 		return
 	}
@@ -226,12 +237,12 @@ func (r *liveRun) feed(ev *schema.Event, spill *spills) {
 		r.Outcome = schema.RunOutcome([]schema.Event{*r.closing})
 	}
 	r.Count++
-	line, err := schema.EncodeEventLine(ev)
+	buf.event, err = schema.AppendEventLine(buf.event[:0], ev)
 	if err == nil {
-		err = spill.events.write(line, &r.chunks)
+		err = spill.events.write(buf.event, &r.chunks)
 	}
-	if r.err = err; r.err != nil {
-		r.err = fmt.Errorf("ponens check: spill file: %w", r.err)
+	if err != nil {
+		r.err = fmt.Errorf("ponens check: spill file: %w", err)
 	}
 }
 
@@ -263,9 +274,47 @@ type spill struct {
 	off int64
 }
 
-// chunk is a stretch of the spill file holding consecutive events of one
-// run.
-type chunk struct{ off, n int64 }
+// chunks are the stretches of a spill file that hold one run's lines, in
+// order: each stretch as two varints, its start's distance from the end of
+// the stretch before it and its length, so that a run whose lines are
+// interleaved with other runs' costs a few bytes per line, not sixteen.
+type chunks struct {
+	enc []byte
+	end int64 // where the last stretch ends
+}
+
+// add records the n bytes written at off, extending the last stretch when
+// it ends at off.
+func (c *chunks) add(off, n int64) {
+	if len(c.enc) > 0 && c.end == off {
+		// The run's lines follow each other: re-encode the last length,
+		// the final varint (the one byte without its high bit before it).
+		i := len(c.enc) - 1
+		for i > 0 && c.enc[i-1]&0x80 != 0 {
+			i--
+		}
+		last, _ := binary.Uvarint(c.enc[i:])
+		c.enc = binary.AppendUvarint(c.enc[:i], last+uint64(n))
+		c.end += n
+		return
+	}
+	c.enc = binary.AppendUvarint(c.enc, uint64(off-c.end))
+	c.enc = binary.AppendUvarint(c.enc, uint64(n))
+	c.end = off + n
+}
+
+// each calls fn with every stretch, in order.
+func (c *chunks) each(fn func(off, n int64)) {
+	var end int64
+	for b := c.enc; len(b) > 0; {
+		gap, k := binary.Uvarint(b)
+		n, m := binary.Uvarint(b[k:])
+		b = b[k+m:]
+		off := end + int64(gap)
+		fn(off, int64(n))
+		end = off + int64(n)
+	}
+}
 
 func newSpill() (*spill, error) {
 	f, err := os.CreateTemp("", "ponens-check-*.jsonl")
@@ -275,9 +324,8 @@ func newSpill() (*spill, error) {
 	return &spill{f: f, w: bufio.NewWriterSize(f, 256<<10)}, nil
 }
 
-// write appends line, extending the run's last chunk when it ends where
-// line starts.
-func (s *spill) write(line []byte, chunks *[]chunk) error {
+// write appends line to the spill and records it in the run's chunks.
+func (s *spill) write(line []byte, c *chunks) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	start := s.off
@@ -286,22 +334,16 @@ func (s *spill) write(line []byte, chunks *[]chunk) error {
 	if err != nil {
 		return err
 	}
-	if n := len(*chunks); n > 0 && (*chunks)[n-1].off+(*chunks)[n-1].n == start {
-		(*chunks)[n-1].n += s.off - start
-		return nil
-	}
-	*chunks = append(*chunks, chunk{start, s.off - start})
+	c.add(start, int64(n))
 	return nil
 }
 
 // reader returns a function reading the chunks in order, once the spill
 // is flushed.
-func (s *spill) reader(chunks []chunk) func() io.Reader {
+func (s *spill) reader(c chunks) func() io.Reader {
 	return func() io.Reader {
-		rs := make([]io.Reader, len(chunks))
-		for i, c := range chunks {
-			rs[i] = io.NewSectionReader(s.f, c.off, c.n)
-		}
+		var rs []io.Reader
+		c.each(func(off, n int64) { rs = append(rs, io.NewSectionReader(s.f, off, n)) })
 		return io.MultiReader(rs...)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -132,5 +133,21 @@ func same(t *testing.T, a, b string) {
 	})
 	if files != n || files < 2 {
 		t.Errorf("streaming wrote %d files, whole %d", files, n)
+	}
+}
+
+// TestChunks records stretches of a spill, some following each other,
+// some apart, and reads back the same stretches, merged where they touch.
+func TestChunks(t *testing.T) {
+	var c chunks
+	writes := [][2]int64{{0, 10}, {10, 300}, {5000, 1}, {5001, 200000}, {1 << 40, 7}, {1<<40 + 8, 3}}
+	for _, w := range writes {
+		c.add(w[0], w[1])
+	}
+	want := [][2]int64{{0, 310}, {5000, 200001}, {1 << 40, 7}, {1<<40 + 8, 3}}
+	var got [][2]int64
+	c.each(func(off, n int64) { got = append(got, [2]int64{off, n}) })
+	if !slices.Equal(got, want) {
+		t.Errorf("stretches %v, want %v", got, want)
 	}
 }
