@@ -59,7 +59,7 @@ lint:
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 
-## bench: the monitor's benchmarks (figures in docs/PERFORMANCE.md) and the store's (docs/storage.md)
+## bench: the monitor's benchmarks (figures in docs/performance.md) and the store's (docs/storage.md)
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./monitor/ ./policy/...
 	$(GO) test -run '^$$' -bench . -benchtime 20x ./sink/chdb/

@@ -21,7 +21,7 @@ func newBenchReportCommand() *cobra.Command {
 		Short: "Measure every figure of the performance table and print it as Markdown",
 		Long: `Measure, one after the other, what the performance table states and print
 it as a Markdown section with the machine (CPU model, cores, memory, Go)
-and the command line, ready for docs/PERFORMANCE.md:
+and the command line, ready for docs/performance.md:
 
   evaluator, one core   events per second through a monitor, for each rule
                         class (20 pure temporal rules, scoped, structural,

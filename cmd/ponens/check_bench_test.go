@@ -15,7 +15,7 @@ import (
 // BenchmarkCheckStream is `ponens check --rules R` on a generated event
 // stream (internal/gen.WriteStream) of one run, read as it goes, verdict
 // streams and summary.json written: with one rule and with the 20 pure
-// rules, at 10k and 100k events. It reports events/s; docs/PERFORMANCE.md
+// rules, at 10k and 100k events. It reports events/s; docs/performance.md
 // has the figures.
 func BenchmarkCheckStream(b *testing.B) {
 	dir := b.TempDir()

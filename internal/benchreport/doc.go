@@ -1,5 +1,5 @@
 // Package benchreport measures what the performance table of the README
-// and docs/PERFORMANCE.md states, in one run, and writes it as Markdown
+// and docs/performance.md states, in one run, and writes it as Markdown
 // with the machine it ran on and the command that reproduces it.
 //
 // The evaluator and the memory per open run are measured in process, with

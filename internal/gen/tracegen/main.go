@@ -1,5 +1,5 @@
 // Command tracegen writes a large, valid, deterministic event stream to
-// standard output, for measuring `ponens check` (docs/PERFORMANCE.md):
+// standard output, for measuring `ponens check` (docs/performance.md):
 //
 //	go run ./internal/gen/tracegen -runs 1 -events 1000000 > /tmp/1m.jsonl
 //
