@@ -22,7 +22,7 @@ var ShardingKeys = map[string]string{
 	"runs":                 "cityHash64(run_id)",
 	"rule_versions":        "cityHash64(rule_id)",
 	"dead_letters":         "intHash64(stream_seq)",
-	"record_entries":       "cityHash64(symbol, file, ref)",
+	"record_entries":       "cityHash64(symbol, file)",
 	"violations_rule_hour": "cityHash64(rule_id)",
 }
 
@@ -71,7 +71,9 @@ func ClusterDDL(cluster string) ([]string, error) {
 //   - a materialized view reads the local table of its source and writes
 //     the local table of its target, so that each shard derives its rows
 //     from its own rows as they are inserted;
-//   - a plain view stays as it is, over the Distributed tables.
+//   - a plain view stays as it is, over the Distributed tables;
+//   - a stored table dropped is dropped whole: its Distributed table,
+//     then its local table.
 //
 // It starts with schema_migrations, replicated to every node, and ends
 // recording the migrations as applied, so that a client that migrates finds
@@ -169,8 +171,16 @@ func clusterStatement(s, cluster string, tables map[string]bool) ([]string, erro
 	case hasWords(toks, "DROP", "VIEW", "IF", "EXISTS") && len(toks) > 4:
 		name := toks[4]
 		return []string{s[:name.end] + " ON CLUSTER " + cluster + s[name.end:]}, nil
+	case hasWords(toks, "DROP", "TABLE", "IF", "EXISTS") && len(toks) > 4 && tables[toks[4].text]:
+		// The Distributed table goes first, then the local one under it.
+		name := toks[4]
+		head, rest := s[:name.end], s[name.end:]
+		return []string{
+			head + " ON CLUSTER " + cluster + rest,
+			head + LocalSuffix + " ON CLUSTER " + cluster + rest,
+		}, nil
 	}
-	return nil, fmt.Errorf("only CREATE TABLE, CREATE MATERIALIZED VIEW, CREATE VIEW (each IF NOT EXISTS), ALTER TABLE of a stored table and DROP VIEW IF EXISTS can be generated for a cluster, got %.40q", s)
+	return nil, fmt.Errorf("only CREATE TABLE, CREATE MATERIALIZED VIEW, CREATE VIEW (each IF NOT EXISTS), ALTER TABLE and DROP TABLE IF EXISTS of a stored table, and DROP VIEW IF EXISTS can be generated for a cluster, got %.40q", s)
 }
 
 // followsTableKeyword tells whether toks[i] names a table: it follows TO,

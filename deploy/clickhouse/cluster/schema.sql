@@ -121,7 +121,7 @@ CREATE TABLE IF NOT EXISTS record_entries_local ON CLUSTER ponens (
 ORDER BY (symbol, file, ref);
 
 CREATE TABLE IF NOT EXISTS record_entries ON CLUSTER ponens AS record_entries_local
-ENGINE = Distributed('ponens', currentDatabase(), 'record_entries_local', cityHash64(symbol, file, ref));
+ENGINE = Distributed('ponens', currentDatabase(), 'record_entries_local', cityHash64(symbol, file));
 
 CREATE MATERIALIZED VIEW IF NOT EXISTS run_rule_status_mv ON CLUSTER ponens TO run_rule_status_local AS
 SELECT run_id, rule_id, seq, ts, status, mode, stream_seq FROM verdicts_local;
@@ -198,4 +198,27 @@ ALTER TABLE dead_letters_local ON CLUSTER ponens MODIFY SETTING non_replicated_d
 
 ALTER TABLE rule_versions_local ON CLUSTER ponens MODIFY SETTING non_replicated_deduplication_window = 1000;
 
-INSERT INTO schema_migrations (version, name) VALUES (1, '0001_tables'), (2, '0002_views'), (3, '0003_run_project'), (4, '0004_dedup_window');
+DROP TABLE IF EXISTS record_entries ON CLUSTER ponens SYNC;
+
+DROP TABLE IF EXISTS record_entries_local ON CLUSTER ponens SYNC;
+
+CREATE TABLE IF NOT EXISTS record_entries_local ON CLUSTER ponens (
+    symbol         String,
+    file           String,
+    run_id         String,
+    ref            String,
+    kind           LowCardinality(String),
+    grade          LowCardinality(String),
+    established_at DateTime64(3, 'UTC'),
+    source_hash    String,
+    regions        UInt32,
+    gaps           UInt32,
+    superseded     Bool,
+    stored_at      DateTime64(3, 'UTC')
+) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/{database}/{table}', '{replica}', stored_at)
+ORDER BY (symbol, file, run_id, ref);
+
+CREATE TABLE IF NOT EXISTS record_entries ON CLUSTER ponens AS record_entries_local
+ENGINE = Distributed('ponens', currentDatabase(), 'record_entries_local', cityHash64(symbol, file));
+
+INSERT INTO schema_migrations (version, name) VALUES (1, '0001_tables'), (2, '0002_views'), (3, '0003_run_project'), (4, '0004_dedup_window'), (5, '0005_record_entries_by_run');
