@@ -104,3 +104,63 @@ func (rb *RecordBatch) Len() int { return rb.b.Field(0).Len() }
 // Record returns the rows appended so far as a record batch (the caller
 // releases it) and empties the batch.
 func (rb *RecordBatch) Record() arrow.RecordBatch { return rb.b.NewRecordBatch() }
+
+// RecordEntryRow is one record entry as the record_entries table holds it:
+// what one result artifact of a run established about a symbol.
+type RecordEntryRow struct {
+	Symbol, File, RunID, Ref, Kind, Grade string
+	// Established is when the entry was made (zero when its trace does
+	// not say, stored as 1970-01-01).
+	Established time.Time
+	// SourceHash is the "file@hash" the entry was derived from ("" when
+	// none was recorded).
+	SourceHash string
+	// Regions is the regions of a decomposition; Gaps the open residuals
+	// about the entry or its symbol.
+	Regions, Gaps uint32
+	Superseded    bool
+	// Stored is when the row was written: of two rows of one key, the
+	// later stands.
+	Stored time.Time
+}
+
+// RecordEntryArrowSchema is the Arrow form of a record entry: the columns
+// of the record_entries table, in its order.
+var RecordEntryArrowSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "symbol", Type: arrow.BinaryTypes.String},
+	{Name: "file", Type: arrow.BinaryTypes.String},
+	{Name: "run_id", Type: arrow.BinaryTypes.String},
+	{Name: "ref", Type: arrow.BinaryTypes.String},
+	{Name: "kind", Type: arrow.BinaryTypes.String},
+	{Name: "grade", Type: arrow.BinaryTypes.String},
+	{Name: "established_at", Type: tsType},
+	{Name: "source_hash", Type: arrow.BinaryTypes.String},
+	{Name: "regions", Type: arrow.PrimitiveTypes.Uint32},
+	{Name: "gaps", Type: arrow.PrimitiveTypes.Uint32},
+	{Name: "superseded", Type: arrow.FixedWidthTypes.Boolean},
+	{Name: "stored_at", Type: tsType},
+}, nil)
+
+// NewRecordEntryBatch returns an empty batch of record entries allocating
+// from mem (nil: the Go allocator).
+func NewRecordEntryBatch(mem memory.Allocator) *RecordBatch {
+	return newRecordBatch(mem, RecordEntryArrowSchema)
+}
+
+// AppendRecordEntry adds r.
+func (rb *RecordBatch) AppendRecordEntry(r *RecordEntryRow) {
+	f := rb.b.Fields()
+	for i, s := range []string{r.Symbol, r.File, r.RunID, r.Ref, r.Kind, r.Grade} {
+		f[i].(*array.StringBuilder).Append(s)
+	}
+	var established int64 // 1970-01-01 when the trace does not say
+	if !r.Established.IsZero() {
+		established = r.Established.UnixMilli()
+	}
+	f[6].(*array.TimestampBuilder).Append(arrow.Timestamp(established))
+	f[7].(*array.StringBuilder).Append(r.SourceHash)
+	f[8].(*array.Uint32Builder).Append(r.Regions)
+	f[9].(*array.Uint32Builder).Append(r.Gaps)
+	f[10].(*array.BooleanBuilder).Append(r.Superseded)
+	f[11].(*array.TimestampBuilder).Append(arrow.Timestamp(r.Stored.UnixMilli()))
+}

@@ -50,6 +50,13 @@ type Options struct {
 	Stats *Stats
 	// Metrics, when set, are the sink's Prometheus metrics.
 	Metrics *Metrics
+	// Ended, when set, is called after a batch of events is committed and
+	// before it is acknowledged, with the runs whose closing event
+	// (run.finish, run.error, run.cancel) the batch held, in stream order:
+	// what is derived from a run's whole events (its record entries) is
+	// written there. An error hands the batch back, as a failed commit
+	// does; the batch comes again and Ended is called again.
+	Ended func(ctx context.Context, runs []string) error
 }
 
 // Stats counts what a sink did, per kind of stream; its fields may be read
@@ -147,7 +154,12 @@ func Consume(ctx context.Context, src *source.Source, kind Kind, st Appendable, 
 			continue
 		}
 		began := time.Now()
-		n, err := write(st.Appender(), kind, b, log, o)
+		n, ended, err := write(st.Appender(), kind, b, log, o)
+		if err == nil && len(ended) > 0 && o.Ended != nil {
+			if err = o.Ended(ctx, ended); err != nil {
+				err = fmt.Errorf("after the commit, for the %d runs that ended: %w", len(ended), err)
+			}
+		}
 		if err != nil {
 			o.Stats.Retries.Add(1)
 			o.Metrics.failed(kind)
@@ -172,17 +184,23 @@ func Consume(ctx context.Context, src *source.Source, kind Kind, st Appendable, 
 }
 
 // write appends the batch's messages to a and commits them, or rolls them
-// back; it returns how many rows it committed.
-func write(a Appender, kind Kind, b source.Batch, log *slog.Logger, o Options) (int, error) {
+// back; it returns how many rows it committed and the runs whose closing
+// event it committed.
+func write(a Appender, kind Kind, b source.Batch, log *slog.Logger, o Options) (int, []string, error) {
 	n := 0
+	var ended []string
 	for _, m := range b.Msgs {
 		md, err := m.Metadata()
 		if err != nil {
 			a.Rollback()
-			return 0, fmt.Errorf("message on %s: %w", m.Subject(), err)
+			return 0, nil, fmt.Errorf("message on %s: %w", m.Subject(), err)
 		}
 		meta := schema.StreamMeta{Seq: md.Sequence.Stream, Time: md.Timestamp}
-		if err := appendMsg(a, kind, m, meta); err != nil {
+		run, err := appendMsg(a, kind, m, meta)
+		if run != "" {
+			ended = append(ended, run)
+		}
+		if err != nil {
 			o.Stats.Skipped.Add(1)
 			o.Metrics.skip(kind)
 			log.Warn("store: a message is not a "+string(kind[:len(kind)-1])+"; skipped", "subject", m.Subject(), "stream_seq", meta.Seq, "err", err)
@@ -192,33 +210,40 @@ func write(a Appender, kind Kind, b source.Batch, log *slog.Logger, o Options) (
 	}
 	if err := a.Commit(); err != nil {
 		a.Rollback()
-		return 0, err
+		return 0, nil, err
 	}
-	return n, nil
+	return n, ended, nil
 }
 
-// appendMsg decodes m as kind and appends it to a.
-func appendMsg(a Appender, kind Kind, m jetstream.Msg, meta schema.StreamMeta) error {
+// appendMsg decodes m as kind and appends it to a; for a run's closing
+// event appended, it returns the run.
+func appendMsg(a Appender, kind Kind, m jetstream.Msg, meta schema.StreamMeta) (ended string, err error) {
 	switch kind {
 	case Verdicts:
 		var v schema.VerdictEvent
 		if err := json.Unmarshal(m.Data(), &v); err != nil {
-			return err
+			return "", err
 		}
 		if v.RunID == "" || v.Rule.ID == "" {
-			return fmt.Errorf("stream seq %d: a verdict needs runId and rule.id", meta.Seq)
+			return "", fmt.Errorf("stream seq %d: a verdict needs runId and rule.id", meta.Seq)
 		}
-		return a.AppendVerdict(&v, meta)
+		return "", a.AppendVerdict(&v, meta)
 	case DeadLetters:
-		return a.AppendDeadLetter(deadLetterOf(m), meta)
+		return "", a.AppendDeadLetter(deadLetterOf(m), meta)
 	case RuleVersions:
-		return appendRuleHistory(a, m, meta)
+		return "", appendRuleHistory(a, m, meta)
 	}
 	e, err := schema.DecodeEvent(fmt.Sprintf("stream seq %d", meta.Seq), m.Data())
 	if err != nil {
-		return err
+		return "", err
 	}
-	return a.AppendEvent(&e, m.Data(), meta)
+	if err := a.AppendEvent(&e, m.Data(), meta); err != nil {
+		return "", err
+	}
+	if e.Type.IsTerminal() {
+		return e.RunID, nil
+	}
+	return "", nil
 }
 
 // deadLetterOf reads a dead letter's headers and body.

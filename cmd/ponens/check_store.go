@@ -1,14 +1,22 @@
 package main
 
 import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/ponens/ponens/query/record/stored"
 	"github.com/ponens/ponens/schema"
 	"github.com/ponens/ponens/sink"
 	"github.com/ponens/ponens/sink/chdb"
 )
 
 // storeCheck writes the checked runs' events and verdict streams into the
-// embedded store at dir, in one commit.
-func storeCheck(lib, dir string, runs []namedRun, streams [][]schema.VerdictEvent) error {
+// embedded store at dir, in one commit, and then the record entries of the
+// runs that ended, as the sink does; what a run's payloads held that the
+// record could not read goes to notes.
+func storeCheck(lib, dir string, runs []namedRun, streams [][]schema.VerdictEvent, notes io.Writer) error {
 	e, err := chdb.Open(chdb.Options{Lib: lib, Path: dir})
 	if err != nil {
 		return exitWith(exitUnavailable, "--store %s: %v", dir, err)
@@ -17,15 +25,26 @@ func storeCheck(lib, dir string, runs []namedRun, streams [][]schema.VerdictEven
 	if _, err := chdb.Migrate(e); err != nil {
 		return exitWith(exitUnavailable, "--store %s: %v", dir, err)
 	}
-	a := chdb.NewStore(e).Appender()
+	st := chdb.NewStore(e)
+	a := st.Appender()
 	var pos uint64
+	var ended []string
 	for i, nr := range runs {
 		if err := sink.AppendRun(a, nr.Run.Events, streams[i], &pos); err != nil {
 			return exitWith(exitBadInput, "%s: %v", nr.File, err)
 		}
+		if evs := nr.Run.Events; len(evs) > 0 && evs[len(evs)-1].Type.IsTerminal() {
+			ended = append(ended, nr.Run.ID)
+		}
 	}
 	if err := a.Commit(); err != nil {
 		a.Rollback()
+		return exitWith(exitUnavailable, "--store %s: %v", dir, err)
+	}
+	w := &stored.Writer{Store: chdb.Querier{E: e}, Insert: st, Problems: func(run string, problems []string) {
+		fmt.Fprintf(notes, "ponens check: --store %s: run %s: record entries: %s\n", dir, run, strings.Join(problems, "; "))
+	}}
+	if err := w.Ended(context.Background(), ended); err != nil {
 		return exitWith(exitUnavailable, "--store %s: %v", dir, err)
 	}
 	return nil

@@ -45,7 +45,7 @@ func serveStore(cmd *cobra.Command, cfg config.Config, reg prometheus.Registerer
 
 // sinkOptions are the sink's options under cfg, into st.
 func sinkOptions(cfg config.Config, st *openedStore, m *sink.Metrics) *pipeline.SinkOptions {
-	return &pipeline.SinkOptions{Store: st.Appendable, Where: st.where,
+	return &pipeline.SinkOptions{Store: st.Appendable, Where: st.where, Records: st.querier,
 		Sink: sink.Options{BatchRows: cfg.Store.BatchRows, FlushEvery: cfg.Store.FlushEvery, AckWait: cfg.Store.AckWait, Metrics: m}}
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ponens/ponens/monitor/worker"
 	"github.com/ponens/ponens/query/alert"
+	"github.com/ponens/ponens/query/record/stored"
 	"github.com/ponens/ponens/schema"
 	"github.com/ponens/ponens/sink"
 	"github.com/ponens/ponens/transport"
@@ -104,6 +105,10 @@ type SinkOptions struct {
 	Where string
 	// Sink tunes the batches, retries and metrics.
 	Sink sink.Options
+	// Records, when set, reads the store: the sink then writes the record
+	// entries of every run whose closing event it stores (package
+	// query/record/stored), when Store can insert them (sink.Inserter).
+	Records stored.Querier
 }
 
 func (p *Pipeline) addSink(_ context.Context, o SinkOptions) error {
@@ -113,6 +118,13 @@ func (p *Pipeline) addSink(_ context.Context, o SinkOptions) error {
 	}
 	if o.Sink.Logger == nil {
 		o.Sink.Logger = p.o.Logger
+	}
+	if ins, ok := o.Store.(sink.Inserter); ok && o.Records != nil && o.Sink.Ended == nil {
+		log := o.Sink.Logger
+		w := &stored.Writer{Store: o.Records, Insert: ins, Problems: func(run string, problems []string) {
+			log.Warn("store: record entries: parts of the run's payloads could not be read", "run", run, "problems", problems)
+		}}
+		o.Sink.Ended = w.Ended
 	}
 	p.actors = append(p.actors, Actor{Name: "store", Run: func(ctx context.Context) error {
 		fmt.Fprintf(p.o.Announce, "store     %s, from streams %s and %s in batches of up to %d rows\n", o.Where, schema.StreamVerdicts, schema.StreamEvents, o.Sink.BatchRows)

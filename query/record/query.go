@@ -400,3 +400,9 @@ func timeText(t time.Time) *string {
 	s := t.UTC().Format(time.RFC3339)
 	return &s
 }
+
+// GapsAbout counts the gaps about e: open residuals that name its symbol
+// or it.
+func (r *Record) GapsAbout(e *Entry) int {
+	return len(r.gaps(e.Symbol, []*Entry{e}))
+}
