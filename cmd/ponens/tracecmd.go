@@ -226,9 +226,9 @@ func loadRecord(cmd *cobra.Command, args []string, n int, cwd string) (*record.R
 		return nil, nil, err
 	}
 	if len(args) != n {
-		want := "one TRACE"
+		want := "one TRACE (or --run ID)"
 		if n == 2 {
-			want = "a TRACE and a SYMBOL"
+			want = "a TRACE and a SYMBOL (or --run ID and a SYMBOL)"
 		}
 		return nil, nil, exitWith(exitBadInput, "give %s (got %d arguments)", want, len(args))
 	}

@@ -272,7 +272,8 @@ func TestRecordWarnings(t *testing.T) {
 
 // Hostile values in every parameter and path value of the record routes
 // are answered without 5xx, strings that are not NUL or invalid UTF-8
-// as questions (200), and the stored run is intact afterwards.
+// as questions (200; as a symbol, "a/b" included, an absence), and the
+// stored run is intact afterwards.
 func TestRecordHostileParameters(t *testing.T) {
 	storeRecordRuns(t)
 	ts := newTestServer(t)
@@ -295,10 +296,16 @@ func TestRecordHostileParameters(t *testing.T) {
 				t.Errorf("%s=%q: %d %s", p, h, code, body)
 			}
 		}
-		for _, u := range []string{ts.URL + "/v1/runs/" + url.PathEscape(h) + "/record/symbols", ts.URL + "/v1/runs/" + url.PathEscape(h) + "/record/symbols/step", run + "/" + url.PathEscape(h)} {
+		for _, u := range []string{ts.URL + "/v1/runs/" + url.PathEscape(h) + "/record/symbols", ts.URL + "/v1/runs/" + url.PathEscape(h) + "/record/symbols/step"} {
 			if code, body := get(t, u); code >= 500 {
 				t.Errorf("%s: %d %s", u, code, body)
 			}
+		}
+		u := run + "/" + url.PathEscape(h)
+		code, body := get(t, u)
+		absent := `{"status":"success","data":` + answerJSON(t, record.Absence{Symbol: h}) + "}\n"
+		if code >= 500 || (plain && h != ".." && string(body) != absent) {
+			t.Errorf("%s: %d %s, want %s", u, code, body, absent)
 		}
 	}
 	if after := count(); after != before || before == "0" {
