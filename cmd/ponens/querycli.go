@@ -28,9 +28,15 @@ type apiFlags struct {
 }
 
 func (f *apiFlags) register(cmd *cobra.Command) {
+	f.registerService(cmd)
+	cmd.Flags().StringVarP(&f.output, "output", "o", "table", "`FORMAT`: table, json or csv")
+}
+
+// registerService registers the flags naming the service: --server and
+// --token.
+func (f *apiFlags) registerService(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.server, "server", "", "the query service's `URL` (default http:// and query.listen)")
 	cmd.Flags().StringVar(&f.token, "token", "", "the bearer `TOKEN` the service requires when query.tokens is set")
-	cmd.Flags().StringVarP(&f.output, "output", "o", "table", "`FORMAT`: table, json or csv")
 }
 
 // apiClient reads the query service's JSON envelopes.
@@ -46,6 +52,11 @@ func (f *apiFlags) client(cmd *cobra.Command) (*apiClient, error) {
 	if f.output != "table" && f.output != "json" && f.output != "csv" {
 		return nil, exitWith(exitBadInput, "--output %q: expected table, json or csv", f.output)
 	}
+	return f.serviceClient(cmd)
+}
+
+// serviceClient is client without an --output to check.
+func (f *apiFlags) serviceClient(cmd *cobra.Command) (*apiClient, error) {
 	cfg, err := loadConfig(cmd, nil)
 	if err != nil {
 		return nil, err
@@ -72,34 +83,41 @@ func (f *apiFlags) client(cmd *cobra.Command) (*apiClient, error) {
 // out. An error answer is exit 2 (bad_data, not_found, unauthorized,
 // forbidden) or 3 (the service or its store unavailable).
 func (c *apiClient) get(ctx context.Context, path string, q url.Values, out any) error {
+	_, err := c.getWarned(ctx, path, q, out)
+	return err
+}
+
+// getWarned is get that also returns the warnings of the envelope.
+func (c *apiClient) getWarned(ctx context.Context, path string, q url.Values, out any) ([]string, error) {
 	u := c.base + path
 	if len(q) > 0 {
 		u += "?" + q.Encode()
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return exitWith(exitBadInput, "%v", err)
+		return nil, exitWith(exitBadInput, "%v", err)
 	}
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return exitWith(exitUnavailable, "the query service at %s did not answer: %v", c.base, errors.Unwrap(err))
+		return nil, exitWith(exitUnavailable, "the query service at %s did not answer: %v", c.base, errors.Unwrap(err))
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<30))
 	if err != nil {
-		return exitWith(exitUnavailable, "reading the answer of %s: %v", u, err)
+		return nil, exitWith(exitUnavailable, "reading the answer of %s: %v", u, err)
 	}
 	var env struct {
 		Status    string          `json:"status"`
 		Data      json.RawMessage `json:"data"`
 		ErrorType api.ErrorType   `json:"errorType"`
 		Error     string          `json:"error"`
+		Warnings  []string        `json:"warnings"`
 	}
 	if err := json.Unmarshal(body, &env); err != nil {
-		return exitWith(exitUnavailable, "%s answered %s, not the query service's JSON", u, resp.Status)
+		return nil, exitWith(exitUnavailable, "%s answered %s, not the query service's JSON", u, resp.Status)
 	}
 	if env.Status != "success" {
 		code := exitBadInput
@@ -110,12 +128,12 @@ func (c *apiClient) get(ctx context.Context, path string, q url.Values, out any)
 		if env.ErrorType == api.ErrUnauthorized {
 			hint = " (give --token)"
 		}
-		return exitWith(code, "%s: %s%s", env.ErrorType, env.Error, hint)
+		return nil, exitWith(code, "%s: %s%s", env.ErrorType, env.Error, hint)
 	}
 	if err := json.Unmarshal(env.Data, out); err != nil {
-		return exitWith(exitUnavailable, "%s: the answer's data: %v", u, err)
+		return nil, exitWith(exitUnavailable, "%s: the answer's data: %v", u, err)
 	}
-	return nil
+	return env.Warnings, nil
 }
 
 // table is rows of cells under a header, written as the output flag asks:

@@ -34,8 +34,9 @@ func newTraceCommand() *cobra.Command {
 func newTraceSymbolsCommand() *cobra.Command {
 	var cwd, reqFile string
 	var asJSON bool
+	var svc traceService
 	cmd := &cobra.Command{
-		Use:   "symbols TRACE [--cwd DIR] [--file REQUIREMENTS] [--json]",
+		Use:   "symbols (TRACE | --run ID [--server URL] [--token TOKEN]) [--cwd DIR] [--file REQUIREMENTS] [--json]",
 		Short: "The index of the record: one line per symbol the trace established something about",
 		Long: `List every (symbol, file) the trace's record knows anything about: the kind
 and grade of its latest standing entry, its freshness, its region count,
@@ -49,24 +50,22 @@ Without --cwd only the trace is consulted. --file names a requirements file
 the requirement each symbol serves.
 
 TRACE is a reference trace (JSON) or an event stream (JSONL); a directory
-stands for every trace file under it, read in order as one record. Text
-output marks each line: a space for fresh, M for out_of_date, ? for
-unknown. Exit 0, or 2 for a trace that cannot be read or whose trace spec
-version the record query does not read.`,
+stands for every trace file under it, read in order as one record.
+--run ID asks the query service (--server, default query.listen; --token)
+about a run it stored instead: the same answer, freshness from the trace
+alone (--cwd is refused; --file is read here). Text output marks each
+line: a space for fresh, M for out_of_date, ? for unknown. Exit 0, or 2
+for a trace that cannot be read or whose trace spec version the record
+query does not read, or an unknown run; 3 when the service does not
+answer.`,
 		Example: `  ponens trace symbols examples/record/payments.json
-  ponens trace symbols --cwd examples/record/checkout --file examples/record/requirements.yaml --json examples/record/payments.json`,
+  ponens trace symbols --cwd examples/record/checkout --file examples/record/requirements.yaml --json examples/record/payments.json
+  ponens trace symbols --server http://127.0.0.1:8090 --run tr-payments`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			rec, checkout, err := loadRecord(cmd, args, 1, cwd)
+			idx, err := symbolsIndex(cmd, args, cwd, reqFile, &svc)
 			if err != nil {
 				return err
 			}
-			var reqs *record.Requirements
-			if reqFile != "" {
-				if reqs, err = record.ReadRequirements(reqFile); err != nil {
-					return exitWith(exitBadInput, "--file: %v", err)
-				}
-			}
-			idx := rec.Index(checkout, reqs)
 			if asJSON {
 				return writeJSON(cmd.OutOrStdout(), idx)
 			}
@@ -77,15 +76,41 @@ version the record query does not read.`,
 	cmd.Flags().StringVar(&cwd, "cwd", "", "compare each entry with the files in this checkout `DIR` (paths in the trace are relative to it)")
 	cmd.Flags().StringVar(&reqFile, "file", "", "a requirements file (YAML or JSON) naming the requirement each symbol serves: `REQUIREMENTS`")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "one JSON object: symbols and summary counts")
+	svc.register(cmd)
 	return cmd
 }
 
+// symbolsIndex is the index `ponens trace symbols` prints: of the trace
+// args[0], or of the stored run svc names; reqFile, when given, names the
+// requirement of each row.
+func symbolsIndex(cmd *cobra.Command, args []string, cwd, reqFile string, svc *traceService) (record.Index, error) {
+	var rec *record.Record
+	var checkout *record.Checkout
+	var err error
+	if !svc.active(cmd) {
+		if rec, checkout, err = loadRecord(cmd, args, 1, cwd); err != nil {
+			return record.Index{}, err
+		}
+	}
+	var reqs *record.Requirements
+	if reqFile != "" {
+		if reqs, err = record.ReadRequirements(reqFile); err != nil {
+			return record.Index{}, exitWith(exitBadInput, "--file: %v", err)
+		}
+	}
+	if rec == nil {
+		return svc.index(cmd, args, cwd, reqs)
+	}
+	return rec.Index(checkout, reqs), nil
+}
+
 func newTraceSymbolCommand() *cobra.Command {
-	var cwd, file, where string
-	var regions, asJSON bool
-	var limit int
+	var cwd string
+	var asJSON bool
+	var qn symbolQuestion
+	var svc traceService
 	cmd := &cobra.Command{
-		Use:   "symbol TRACE SYMBOL [--file PATH] [--regions] [--where EXPR] [--limit N] [--cwd DIR] [--json]",
+		Use:   "symbol (TRACE | --run ID [--server URL] [--token TOKEN]) SYMBOL [--file PATH] [--regions] [--where EXPR] [--limit N] [--cwd DIR] [--json]",
 		Short: "What the record establishes about one symbol, and whether it still holds",
 		Long: `Answer what the trace's record establishes about SYMBOL: its freshness
 (with the file@hash it was derived from), the evidence that stands (kind,
@@ -107,37 +132,26 @@ When the record cannot say which regions diverged or raised, the answer
 says so ("unknown") instead of returning none.
 
 --file names the file when the symbol is recorded in several (else exit 2).
-Exit 0, or 2 for bad usage or a trace that cannot be read.`,
+--run ID asks the query service (--server, default query.listen; --token)
+about a run it stored instead of reading a TRACE: the same answer,
+freshness from the trace alone (--cwd is refused). Exit 0, or 2 for bad
+usage, a trace that cannot be read or an unknown run; 3 when the service
+does not answer.`,
 		Example: `  ponens trace symbol examples/record/payments.json step
   ponens trace symbol --json --cwd examples/record/checkout examples/record/payments.json refund
   ponens trace symbol --where 'a.c = Cancel' examples/record/payments.json step
-  ponens trace symbol --regions --where diverged --json examples/record/payments.json step`,
+  ponens trace symbol --regions --where diverged --json examples/record/payments.json step
+  ponens trace symbol --server http://127.0.0.1:8090 --run tr-payments --where raised step`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			rec, checkout, err := loadRecord(cmd, args, 2, cwd)
+			var answer any
+			var err error
+			if svc.active(cmd) {
+				answer, err = svc.symbol(cmd, args, cwd, &qn)
+			} else {
+				answer, err = qn.local(cmd, args, cwd)
+			}
 			if err != nil {
 				return err
-			}
-			if limit < 0 {
-				return exitWith(exitBadInput, "--limit: expected 0 (all) or a positive count, got %d", limit)
-			}
-			var w record.Where
-			if cmd.Flags().Changed("where") {
-				if w, err = record.ParseWhere(where); err != nil {
-					return exitWith(exitBadInput, "--where %q: %v", where, err)
-				}
-				regions = true
-			}
-			regions = regions || cmd.Flags().Changed("limit")
-			symbol := args[1]
-			var answer any
-			if regions {
-				answer, err = rec.RegionsOf(symbol, file, w, limit, checkout)
-			} else {
-				answer, err = rec.Detail(symbol, file, checkout)
-			}
-			var amb *record.AmbiguousError
-			if errors.As(err, &amb) {
-				return exitWith(exitBadInput, "%v with --file", err)
 			}
 			if asJSON {
 				return writeJSON(cmd.OutOrStdout(), answer)
@@ -146,13 +160,62 @@ Exit 0, or 2 for bad usage or a trace that cannot be read.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&file, "file", "", "the file the symbol is in, when the record has it in several: `PATH`")
-	cmd.Flags().BoolVar(&regions, "regions", false, "return the region map of its decomposition")
-	cmd.Flags().StringVar(&where, "where", "", "narrow the regions: TEXT, outcome:LABEL, diverged or raised (implies --regions): `EXPR`")
-	cmd.Flags().IntVar(&limit, "limit", 20, "return at most N regions, 0 for all (implies --regions)")
+	cmd.Flags().StringVar(&qn.file, "file", "", "the file the symbol is in, when the record has it in several: `PATH`")
+	cmd.Flags().BoolVar(&qn.regions, "regions", false, "return the region map of its decomposition")
+	cmd.Flags().StringVar(&qn.where, "where", "", "narrow the regions: TEXT, outcome:LABEL, diverged or raised (implies --regions): `EXPR`")
+	cmd.Flags().IntVar(&qn.limit, "limit", 20, "return at most N regions, 0 for all (implies --regions)")
 	cmd.Flags().StringVar(&cwd, "cwd", "", "compare the entries with the files in this checkout `DIR` (paths in the trace are relative to it)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "one JSON object")
+	svc.register(cmd)
 	return cmd
+}
+
+// symbolQuestion is what `ponens trace symbol` asks of the record besides
+// the symbol: its flags.
+type symbolQuestion struct {
+	file, where string
+	regions     bool
+	limit       int
+	w           record.Where // where, parsed
+}
+
+// parse checks the flags: --where and --limit imply --regions.
+func (qn *symbolQuestion) parse(cmd *cobra.Command) error {
+	if qn.limit < 0 {
+		return exitWith(exitBadInput, "--limit: expected 0 (all) or a positive count, got %d", qn.limit)
+	}
+	if cmd.Flags().Changed("where") {
+		var err error
+		if qn.w, err = record.ParseWhere(qn.where); err != nil {
+			return exitWith(exitBadInput, "--where %q: %v", qn.where, err)
+		}
+		qn.regions = true
+	}
+	qn.regions = qn.regions || cmd.Flags().Changed("limit")
+	return nil
+}
+
+// local answers the question from the trace args[0] about the symbol
+// args[1], compared with the checkout cwd when given.
+func (qn *symbolQuestion) local(cmd *cobra.Command, args []string, cwd string) (any, error) {
+	rec, checkout, err := loadRecord(cmd, args, 2, cwd)
+	if err != nil {
+		return nil, err
+	}
+	if err := qn.parse(cmd); err != nil {
+		return nil, err
+	}
+	var answer any
+	if qn.regions {
+		answer, err = rec.RegionsOf(args[1], qn.file, qn.w, qn.limit, checkout)
+	} else {
+		answer, err = rec.Detail(args[1], qn.file, checkout)
+	}
+	var amb *record.AmbiguousError
+	if errors.As(err, &amb) {
+		return nil, exitWith(exitBadInput, "%v with --file", err)
+	}
+	return answer, nil
 }
 
 // loadRecord reads the record of the trace args[0] (n arguments wanted)
@@ -163,9 +226,9 @@ func loadRecord(cmd *cobra.Command, args []string, n int, cwd string) (*record.R
 		return nil, nil, err
 	}
 	if len(args) != n {
-		want := "one TRACE"
+		want := "one TRACE (or --run ID)"
 		if n == 2 {
-			want = "a TRACE and a SYMBOL"
+			want = "a TRACE and a SYMBOL (or --run ID and a SYMBOL)"
 		}
 		return nil, nil, exitWith(exitBadInput, "give %s (got %d arguments)", want, len(args))
 	}

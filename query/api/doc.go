@@ -1,7 +1,8 @@
 // Package api is the HTTP query service over the stored columns: summaries
 // (summary.json of a selection of runs and rules), runs and their
-// timelines and verdict streams, and per-rule statistics, read from a store
-// through Querier.
+// timelines and verdict streams, per-rule statistics, and the record query
+// over a stored run's trace (record.go), read from a store through
+// Querier.
 //
 // Decisions:
 //   - Every value of a request reaches the store as a ClickHouse query

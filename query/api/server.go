@@ -191,6 +191,7 @@ func (s *Server) routes() {
 	s.handle("/v1/runs/{run}/timeline", nil, func(r *http.Request, q *query) (any, error) {
 		return s.Timeline(r.Context(), r.PathValue("run"))
 	})
+	s.recordRoutes()
 	s.handle("/v1/rules", []string{"since", "until"}, func(r *http.Request, q *query) (any, error) {
 		sel, err := q.selection()
 		if err != nil {
