@@ -47,6 +47,15 @@ func recordService(t *testing.T) (string, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.Close() })
+	// check --store kept the record entries of the runs the record reads,
+	// one row per entry of the trace (ten), and none of the newer spec's.
+	out, err := e.Query([]byte("SELECT run_id, count() FROM record_entries FINAL GROUP BY run_id ORDER BY run_id"), "TSV")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(out); got != "tr-payments\t10\ntr-record-warned\t10\n" {
+		t.Errorf("record_entries rows per run:\n%s", got)
+	}
 	set, probs := ruleset.Load("../../examples/rules")
 	if probs != nil {
 		t.Fatal(probs)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/ponens/ponens/query/record/stored"
 	"github.com/ponens/ponens/schema"
 )
 
@@ -153,19 +154,12 @@ FROM events FINAL WHERE run_id = `)
 // runEvents are a run's stored events in seq order, decoded from the JSON
 // the sink kept.
 func (s *Server) runEvents(ctx context.Context, run string) ([]schema.Event, error) {
-	st := newStmt("SELECT body FROM events FINAL WHERE run_id = ")
-	st.sql(st.str(run) + " ORDER BY seq")
-	bodies, err := rows[struct {
-		Body string `json:"body"`
-	}](ctx, s.store, st)
+	evs, err := stored.Events(ctx, s.store, run)
 	if err != nil {
+		if ctx.Err() != nil {
+			err = fmt.Errorf("%w: %v", errDeadline, err)
+		}
 		return nil, storeError(err)
 	}
-	out := make([]schema.Event, len(bodies))
-	for i, b := range bodies {
-		if err := json.Unmarshal([]byte(b.Body), &out[i]); err != nil {
-			return nil, fmt.Errorf("stored event %d of run %s: %w", i+1, run, err)
-		}
-	}
-	return out, nil
+	return evs, nil
 }
