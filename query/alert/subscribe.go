@@ -194,10 +194,10 @@ func PutSubscription(ctx context.Context, kv jetstream.KeyValue, s Subscription)
 	return putJSON(ctx, kv, "sub."+s.ID, s)
 }
 
-// PutSilence stores a silence.
+// PutSilence stores a silence after checking it.
 func PutSilence(ctx context.Context, kv jetstream.KeyValue, s Silence) error {
-	if s.ID == "" || strings.ContainsAny(s.ID, ". *>") {
-		return fmt.Errorf("silence: field id: want a name without spaces, dots or wildcards, got %q", s.ID)
+	if err := s.Validate(); err != nil {
+		return err
 	}
 	return putJSON(ctx, kv, "silence."+s.ID, s)
 }
