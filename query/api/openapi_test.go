@@ -41,7 +41,9 @@ type openAPIParam struct {
 // without the alerts bucket no admin routes; its document does not
 // describe them.
 func TestOpenAPI(t *testing.T) {
-	t.Run("live", func(t *testing.T) { checkOpenAPI(t, Options{Store: chdbQ(), Live: NATSLive{}, Alerts: alert.Store{}}, true) })
+	t.Run("live", func(t *testing.T) {
+		checkOpenAPI(t, Options{Store: chdbQ(), Live: NATSLive{}, Alerts: alert.Store{}}, true)
+	})
 	t.Run("store only", func(t *testing.T) { checkOpenAPI(t, Options{Store: chdbQ()}, false) })
 }
 
