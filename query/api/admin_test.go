@@ -252,3 +252,14 @@ func TestSilenceRoutes(t *testing.T) {
 		t.Fatal("nothing delivered after the silence was deleted")
 	}
 }
+
+// A service without the alerts bucket answers the admin routes 404,
+// saying it has none.
+func TestAdminRoutesAbsent(t *testing.T) {
+	ts := newTestServer(t)
+	for _, path := range []string{"/v1/subscriptions", "/v1/silences/x"} {
+		if code, body := get(t, ts.URL+path); code != 404 || !strings.Contains(string(body), "no alerts bucket") {
+			t.Errorf("GET %s without the bucket: %d %s", path, code, body)
+		}
+	}
+}

@@ -303,6 +303,10 @@ func (s *Server) routes() {
 			writeError(w, notFound("no live stream: this service follows no NATS server (ponens serve does; ponens query reads only the store)"))
 			return
 		}
+		if s.opts.Alerts == nil && (strings.HasPrefix(r.URL.Path, "/v1/subscriptions") || strings.HasPrefix(r.URL.Path, "/v1/silences")) {
+			writeError(w, notFound("no alert subscriptions: this service has no alerts bucket (ponens serve has; ponens query with --alerts)"))
+			return
+		}
 		writeError(w, notFound("no endpoint %s %s", r.Method, safe(r.URL.Path)))
 	})
 	if s.opts.UI != nil {

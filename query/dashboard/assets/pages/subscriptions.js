@@ -1,5 +1,6 @@
-// Alert subscriptions with their delivery status, and the silences. Both
-// are admin routes: a token without admin scope is told so.
+// Alert subscriptions with their delivery status, and the silences, as
+// /v1/subscriptions and /v1/silences answer (any token reads them; a
+// service without the alerts bucket says so in its 404).
 
 import { get } from '../api.js';
 import { h, fill, num, card, empty, table, when, pageHead, errorBox } from '../ui.js';
