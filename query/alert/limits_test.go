@@ -163,6 +163,9 @@ func TestRateLimit(t *testing.T) {
 	if counts["rule_a"] != 1 || counts["rule_b"] != 2 {
 		t.Errorf("group counts %v, want rule_a 1 and rule_b 2: the waiting group kept its alerts", counts)
 	}
+	if states, err := (Store{KV: f.kv}).Subscriptions(ctx); err != nil || len(states) != 1 || states[0].Delivery.Delivered != 2 || states[0].Delivery.RateLimited != 0 {
+		t.Errorf("the store lists %+v (%v), want the two group notifications delivered", states, err)
+	}
 }
 
 // A repeat interval without grouping, or a negative rate limit or period,

@@ -34,8 +34,9 @@ func (s Silence) Validate() error {
 
 // Delivery is what the bucket keeps of a subscription's deliveries: the
 // last one (its delivery id, attempts, HTTP status and error), and how
-// many alerts were delivered, went to the dead letters after every
-// attempt failed, or were held back by the rate limit.
+// many notifications (alerts, or a group's) were delivered or went to the
+// dead letters after every attempt failed, and how many alerts the rate
+// limit held back.
 type Delivery struct {
 	LastDelivery string    `json:"lastDelivery,omitempty"`
 	LastAttempts int       `json:"lastAttempts,omitempty"`
