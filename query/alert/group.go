@@ -110,7 +110,7 @@ func (n *Notifier) FlushGroups(ctx context.Context, now time.Time) error {
 			continue // the rate limit: the group waits, counted
 		}
 		st := n.deliver(ctx, s, a)
-		if err := putJSON(ctx, n.kv, "status."+s.ID, st); err != nil {
+		if err := n.record(ctx, s, a, st); err != nil {
 			return err
 		}
 		sent := a.Count
@@ -122,6 +122,20 @@ func (n *Notifier) FlushGroups(ctx context.Context, now time.Time) error {
 		}
 	}
 	return nil
+}
+
+// record keeps the outcome st of group notification a of s: the status,
+// and (but for a repeat) the notification as sent or, when every attempt
+// failed, dead, under the delivery id of the group's first alert.
+func (n *Notifier) record(ctx context.Context, s Subscription, a Notification, st DeliveryStatus) error {
+	if err := putJSON(ctx, n.kv, "status."+s.ID, st); err != nil || a.Repeat {
+		return err
+	}
+	done := "sent."
+	if st.Error != "" {
+		done = "dead."
+	}
+	return putJSON(ctx, n.kv, done+s.ID+"."+a.DeliveryID, a)
 }
 
 // groupDue is the notification of group g of s at now, and whether it is

@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"path"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -93,15 +94,20 @@ type Duration time.Duration
 // MarshalJSON writes d as "30s".
 func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
 
-// UnmarshalJSON reads "30s".
+// UnmarshalJSON reads "30s". Its error is a json.UnmarshalTypeError, so
+// that the decoder names the field.
 func (d *Duration) UnmarshalJSON(b []byte) error {
 	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return fmt.Errorf("duration: want text such as \"30s\": %w", err)
+	err := json.Unmarshal(b, &s)
+	var v time.Duration
+	if err == nil {
+		v, err = time.ParseDuration(s)
 	}
-	v, err := time.ParseDuration(s)
+	if err != nil {
+		return &json.UnmarshalTypeError{Value: string(b) + ` (want a duration such as "30s")`, Type: reflect.TypeFor[Duration]()}
+	}
 	*d = Duration(v)
-	return err
+	return nil
 }
 
 // Validate names the first field of s that is missing or wrong.

@@ -180,6 +180,7 @@ func TestSubscriptionRoutes(t *testing.T) {
 		{"/v1/subscriptions/bad", map[string]any{"id": "other", "webhook": hook.URL}, `field id: \"other\" is not the path's \"bad\"`},
 		{"/v1/subscriptions/a.b", map[string]any{"webhook": hook.URL}, "field id: want a name without spaces, dots or wildcards"},
 		{"/v1/subscriptions/bad", `{"webhook": "x"`, "body: want a JSON object"},
+		{"/v1/subscriptions/bad", map[string]any{"webhook": hook.URL, "groupWait": "soon"}, `cannot unmarshal \"soon\" (want a duration such as \"30s\") into Go struct field Subscription.groupWait`},
 	} {
 		if code, out := f.call("PUT", c.path, adminToken, c.body); code != 400 || !strings.Contains(out, `"errorType":"bad_data"`) || !strings.Contains(out, c.want) {
 			t.Errorf("PUT %s %v: %d %s, want 400 naming %s", c.path, c.body, code, out, c.want)
