@@ -72,7 +72,7 @@ func newAlertsSubscribeCommand() *cobra.Command {
 	var s alert.Subscription
 	var statuses []string
 	cmd := &cobra.Command{
-		Use:   "subscribe ID (--subject S | --webhook URL | --slack URL) [--rule GLOB]... [--status S]... [--agent A]... [--project P]... [--min-severity S] [--secret K]",
+		Use:   "subscribe ID (--subject S | --webhook URL | --slack URL) [--rule GLOB]... [--status S]... [--agent A]... [--project P]... [--min-severity S] [--secret K] [--group-wait D [--group-interval D] [--repeat-interval D]] [--rate-limit N [--rate-period D]]",
 		Short: "Store (or replace) a subscription",
 		Long: `Store the subscription ID. Without --status it is told of violations
 only. A webhook is POSTed the alert as JSON with the headers
@@ -83,7 +83,8 @@ be reached.`,
 		Example: `  ponens alerts subscribe oncall --webhook https://hooks.example.com/ponens --secret k3y --rule 'tests_*'
   ponens alerts subscribe team --slack https://hooks.slack.com/services/T/B/X --status violated --status unresolved
   ponens alerts subscribe bus --subject ponens.notify.team --agent claude-code --min-severity error
-  ponens alerts subscribe digest --webhook https://hooks.example.com/digest --group-wait 30s --group-interval 5m`,
+  ponens alerts subscribe digest --webhook https://hooks.example.com/digest --group-wait 30s --group-interval 5m --repeat-interval 4h
+  ponens alerts subscribe capped --slack https://hooks.slack.com/services/T/B/X --rate-limit 10 --rate-period 1m`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s.ID = args[0]
@@ -115,6 +116,9 @@ be reached.`,
 	f.StringVar(&s.Secret, "secret", "", "the HMAC key webhooks are signed with")
 	f.DurationVar((*time.Duration)(&s.GroupWait), "group-wait", 0, "group each rule's alerts: first notification this long after the first alert, with the count")
 	f.DurationVar((*time.Duration)(&s.GroupInterval), "group-interval", 0, "then at most one notification this often (default --group-wait)")
+	f.DurationVar((*time.Duration)(&s.RepeatInterval), "repeat-interval", 0, "with --group-wait: notify a group without new alerts again this long after its last notification, until silenced")
+	f.IntVar(&s.RateLimit, "rate-limit", 0, "send at most `N` notifications per --rate-period (alerts over it are kept as rate-limited; groups wait)")
+	f.DurationVar((*time.Duration)(&s.RatePeriod), "rate-period", 0, "the period of --rate-limit (default 1m)")
 	return cmd
 }
 

@@ -106,7 +106,7 @@ func TestQueryCLI(t *testing.T) {
 	cfg := config.Default()
 	sum := sha256.Sum256([]byte("s3cret"))
 	cfg.Query.Tokens = []config.QueryToken{{Name: "ci", SHA256: hex.EncodeToString(sum[:]), Scope: "read"}}
-	qs, err := queryServer(cfg, set, chdb.Querier{E: e}, nil, nil)
+	qs, err := queryServer(cfg, set, chdb.Querier{E: e}, nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,12 +1,16 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"maps"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ponens/ponens/config"
 	"github.com/ponens/ponens/internal/pipeline"
+	"github.com/ponens/ponens/query/alert"
+	"github.com/ponens/ponens/query/api"
 	"github.com/ponens/ponens/transport"
 )
 
@@ -14,8 +18,9 @@ func init() { subcommands = append(subcommands, newQueryCommand, newAlertCommand
 
 func newQueryCommand() *cobra.Command {
 	var rf ruleFlags
+	var withBucket bool
 	cmd := &cobra.Command{
-		Use:   "query --rules PATH... [--listen ADDR] [--store DIR]",
+		Use:   "query --rules PATH... [--listen ADDR] [--store DIR] [--alerts [--url URL]]",
 		Short: "Run the query service alone, over the store",
 		Long: `query runs the HTTP query service (docs/query-api.md) over the store,
 without the rest of the pipeline: beside a cluster of workers and a sink
@@ -23,12 +28,16 @@ that write into a ClickHouse server (store.dsn), or over an embedded store
 nothing writes into at the moment (the embedded store is opened by one
 process at a time). It listens on query.listen (--listen) and takes the
 tokens of query.tokens; --rules are the rules summaries list, as
-ponens check lists them. Stops on SIGINT or SIGTERM.`,
+ponens check lists them. With --alerts it also serves the alert
+subscriptions and silences (/v1/subscriptions, /v1/silences) of the
+alerts bucket, connecting as admin to --url (nats.url), or to a running
+` + "`ponens serve`" + ` at nats.listen. Stops on SIGINT or SIGTERM.`,
 		Example: `  ponens query --rules examples/rules --store data/store
-  ponens query --rules /etc/ponens/rules --listen 0.0.0.0:8090 --config ponens.yaml`,
+  ponens query --rules /etc/ponens/rules --listen 0.0.0.0:8090 --config ponens.yaml
+  ponens query --rules examples/rules --store data/store --alerts --url nats://127.0.0.1:4222`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			binds := map[string]string{"listen": "query.listen"}
+			binds := map[string]string{"listen": "query.listen", "url": "nats.url"}
 			maps.Copy(binds, storeFlags)
 			cfg, err := loadConfig(cmd, binds)
 			if err != nil {
@@ -47,7 +56,15 @@ ponens check lists them. Stops on SIGINT or SIGTERM.`,
 				return storeExit(cfg.Store, err, "")
 			}
 			defer closeStore()
-			qs, err := queryServer(cfg, set, st.querier, nil, nil)
+			var alerts api.Alerts
+			if withBucket {
+				var closeNATS func()
+				if alerts, closeNATS, err = alertsStore(ctx, cfg); err != nil {
+					return err
+				}
+				defer closeNATS()
+			}
+			qs, err := queryServer(cfg, set, st.querier, nil, alerts, nil)
 			if err != nil {
 				return err
 			}
@@ -55,14 +72,31 @@ ponens check lists them. Stops on SIGINT or SIGTERM.`,
 			if err != nil {
 				return exitWith(exitBadInput, "ponens query: query.listen (--listen): %v", err)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "query     http://%s/v1/ over %s, %d rules\n", addr, st.where, len(set.Rules))
+			fmt.Fprintf(cmd.OutOrStdout(), "query     %s/v1/ over %s, %d rules\n", queryURL(cfg, addr.String()), st.where, len(set.Rules))
 			return orExit(exitUnavailable, qs.Run(ctx))
 		},
 	}
 	rf.register(cmd)
 	registerStore(cmd)
 	cmd.Flags().String("listen", "", "the service's `ADDR` (query.listen, default 127.0.0.1:8090)")
+	cmd.Flags().BoolVar(&withBucket, "alerts", false, "serve the alert subscriptions and silences of the alerts bucket over NATS")
+	cmd.Flags().String("url", "", "with --alerts: NATS server URL (nats.url; empty: the embedded server of a ponens serve at nats.listen)")
 	return cmd
+}
+
+// alertsStore connects to NATS as admin and opens the alerts bucket, for
+// the admin routes of ponens query, with what closes the connection.
+func alertsStore(ctx context.Context, cfg config.Config) (api.Alerts, func(), error) {
+	nc, js, err := openStreams(ctx, cfg.NATS, transport.RoleAdmin, "ponens query")
+	if err != nil {
+		return nil, nil, err
+	}
+	kv, err := alert.OpenStore(ctx, js, streamConfig(cfg.NATS).Subjects())
+	if err != nil {
+		nc.Close()
+		return nil, nil, exitWith(exitUnavailable, "ponens query: %v", err)
+	}
+	return alert.Store{KV: kv}, nc.Close, nil
 }
 
 func newAlertCommand() *cobra.Command {

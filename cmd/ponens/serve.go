@@ -157,7 +157,11 @@ nats.store_dir pick their role's seed up (docs/security.md).`,
 			fmt.Fprintf(out, "decide    request %s.decide.<partition>\n", sub.Prefix)
 			fmt.Fprintf(out, "rules     %d loaded, %s\n", len(set.Rules), rw.what())
 			if querier != nil {
-				qs, err := queryServer(cfg, set, querier, api.NATSLive{Conn: p.Conn(), Subjects: sub}, metrics.Registry())
+				kv, err := alert.OpenStore(ctx, p.JetStream(), sub)
+				if err != nil {
+					return exitWith(exitUnavailable, "ponens serve: %v", err)
+				}
+				qs, err := queryServer(cfg, set, querier, api.NATSLive{Conn: p.Conn(), Subjects: sub}, alert.Store{KV: kv}, metrics.Registry())
 				if err != nil {
 					return err
 				}
@@ -165,7 +169,7 @@ nats.store_dir pick their role's seed up (docs/security.md).`,
 					return exitWith(exitBadInput, "ponens serve: query.listen (--query): %v", err)
 				}
 				p.Add(pipeline.Actor{Name: "query", Run: qs.Run})
-				fmt.Fprintf(out, "query     http://%s/v1/ (ponens runs, ponens rules; docs/query-api.md)\n", cfg.Query.Listen)
+				fmt.Fprintf(out, "query     %s/v1/ (ponens runs, ponens rules; docs/query-api.md)\n", queryURL(cfg, cfg.Query.Listen))
 			}
 			if demo {
 				p.Add(pipeline.Actor{Name: "demo", Run: func(ctx context.Context) error {

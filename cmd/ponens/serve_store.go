@@ -51,9 +51,11 @@ func sinkOptions(cfg config.Config, st *openedStore, m *sink.Metrics) *pipeline.
 
 // queryServer is the query service serve runs on query.listen over the
 // store q, with the rules of set as the summary's rule manifest and the
-// dashboard at /; live, when set, is what its /v1/stream follows; its
-// metrics go to reg (a registry of its own when nil).
-func queryServer(cfg config.Config, set *ruleset.Set, q api.Querier, live api.Live, reg *prometheus.Registry) (*api.Server, error) {
+// dashboard at /; live, when set, is what its /v1/stream follows, and
+// alerts what its admin routes manage; its metrics go to reg (a registry
+// of its own when nil). It serves HTTPS with query.tls and answers the
+// browsers of query.cors_origins.
+func queryServer(cfg config.Config, set *ruleset.Set, q api.Querier, live api.Live, alerts api.Alerts, reg *prometheus.Registry) (*api.Server, error) {
 	eng, errs := monitor.NewEngine(set)
 	if len(errs) > 0 {
 		return nil, exitWith(exitBadInput, "%s", compileProblems(set, errs))
@@ -66,10 +68,20 @@ func queryServer(cfg config.Config, set *ruleset.Set, q api.Querier, live api.Li
 		}
 		tokens = append(tokens, tok)
 	}
-	srv, err := api.New(api.Options{Listen: cfg.Query.Listen, Store: q, Live: live, Tokens: tokens, Rules: file.RuleManifest(eng.Rules()), Monitor: set,
-		Registry: reg, UI: dashboard.New(dashboard.Options{})})
+	srv, err := api.New(api.Options{Listen: cfg.Query.Listen, Store: q, Live: live, Alerts: alerts, Tokens: tokens, Rules: file.RuleManifest(eng.Rules()), Monitor: set,
+		Registry: reg, UI: dashboard.New(dashboard.Options{}),
+		TLSCertFile: cfg.Query.TLS.CertFile, TLSKeyFile: cfg.Query.TLS.KeyFile, CORSOrigins: cfg.Query.CORSOrigins})
 	if err != nil {
 		return nil, exitWith(exitBadInput, "ponens serve: %v", err)
 	}
 	return srv, nil
+}
+
+// queryURL is the base URL of the query service at addr: https with
+// query.tls.
+func queryURL(cfg config.Config, addr string) string {
+	if cfg.Query.TLS.CertFile != "" {
+		return "https://" + addr
+	}
+	return "http://" + addr
 }

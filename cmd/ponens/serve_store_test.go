@@ -189,11 +189,14 @@ func TestServeQueryService(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.Contains(string(body), `"runId":"`+run+`"`) {
 		t.Fatalf("verdicts of %s: %d %s", run, resp.StatusCode, body)
 	}
-	// The dashboard at /, and /metrics with the service's request counts
-	// beside the gateway's metrics (one registry).
+	// The dashboard at /, /metrics with the service's request counts
+	// beside the gateway's metrics (one registry), and the subscriptions
+	// of the alerts bucket.
 	for path, wants := range map[string][]string{
 		"/":        {`src="/assets/app.js"`},
 		"/metrics": {`ponens_query_requests_total{code="200",route="GET /v1/runs/{run}/verdicts"} 1`, "ponens_gateway_events_total"},
+		// serve hands the query service its alerts bucket.
+		"/v1/subscriptions": {`{"status":"success","data":{"subscriptions":[]}}`},
 	} {
 		resp, err := http.Get("http://" + queryAddr + path)
 		if err != nil {

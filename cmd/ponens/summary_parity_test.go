@@ -200,7 +200,7 @@ func TestSummaryParity(t *testing.T) {
 	}
 	wait(events)
 
-	qs, err := queryServer(config.Default(), set, chdb.Querier{E: e}, nil, nil)
+	qs, err := queryServer(config.Default(), set, chdb.Querier{E: e}, nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -21,6 +20,9 @@ type group struct {
 	First    Notification `json:"first"`
 	Since    time.Time    `json:"since"`
 	LastSent time.Time    `json:"lastSent,omitzero"`
+	// LastCount is the count of the last notification, which a repeat
+	// carries again.
+	LastCount int `json:"lastCount,omitempty"`
 }
 
 func groupKey(sub, rule string) string {
@@ -55,7 +57,7 @@ func (n *Notifier) addToGroup(ctx context.Context, s Subscription, a Notificatio
 		} else {
 			_, err = n.kv.Update(ctx, key, data, rev)
 		}
-		if err == nil || !errors.Is(err, jetstream.ErrKeyExists) && !strings.Contains(err.Error(), "wrong last sequence") {
+		if err == nil || !conflict(err) {
 			return err
 		}
 	}
@@ -63,9 +65,16 @@ func (n *Notifier) addToGroup(ctx context.Context, s Subscription, a Notificatio
 
 // FlushGroups sends one notification for each group that is due: GroupWait
 // after its first alert, and then at most every GroupInterval; the count
-// is reset after the send (a crash in between sends that count again).
+// is reset after the send (a crash in between sends that count again). A
+// group without new alerts is notified again RepeatInterval after its
+// last notification, unless a silence matches it. A group due while its
+// subscription's rate limit is reached waits, its alerts still counted.
 func (n *Notifier) FlushGroups(ctx context.Context, now time.Time) error {
 	subs, err := Subscriptions(ctx, n.kv)
+	if err != nil {
+		return err
+	}
+	sil, err := Silences(ctx, n.kv)
 	if err != nil {
 		return err
 	}
@@ -83,7 +92,7 @@ func (n *Notifier) FlushGroups(ctx context.Context, now time.Time) error {
 			continue
 		}
 		var g group
-		if json.Unmarshal(e.Value(), &g) != nil || g.Count == 0 {
+		if json.Unmarshal(e.Value(), &g) != nil {
 			continue
 		}
 		s, ok := byID[g.Sub]
@@ -91,38 +100,89 @@ func (n *Notifier) FlushGroups(ctx context.Context, now time.Time) error {
 			_ = n.kv.Delete(ctx, key)
 			continue
 		}
-		interval := time.Duration(s.GroupInterval)
-		if interval <= 0 {
-			interval = time.Duration(s.GroupWait)
-		}
-		if g.LastSent.IsZero() && now.Sub(g.Since) < time.Duration(s.GroupWait) || !g.LastSent.IsZero() && now.Sub(g.LastSent) < interval {
+		a, due := groupDue(s, g, sil, now)
+		if !due {
 			continue
 		}
-		a := g.First
-		a.Count = g.Count
+		if ok, err = n.allow(ctx, s, now); err != nil {
+			return err
+		} else if !ok {
+			continue // the rate limit: the group waits, counted
+		}
 		st := n.deliver(ctx, s, a)
-		if err := putJSON(ctx, n.kv, "status."+s.ID, st); err != nil {
+		if err := n.record(ctx, s, a, st); err != nil {
 			return err
 		}
-		// Take off what was sent; alerts added meanwhile stay counted.
-		cur, rev := g, e.Revision()
-		for {
-			cur.Count, cur.LastSent = cur.Count-a.Count, now
-			data, _ := json.Marshal(cur)
-			if _, err := n.kv.Update(ctx, key, data, rev); err == nil {
-				break
-			}
-			e, err := n.kv.Get(ctx, key)
-			if err != nil {
-				return err
-			}
-			if err := json.Unmarshal(e.Value(), &cur); err != nil {
-				return err
-			}
-			rev = e.Revision()
+		sent := a.Count
+		if a.Repeat {
+			sent = 0
+		}
+		if err := n.settle(ctx, key, e.Revision(), g, sent, now); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// record keeps the outcome st of group notification a of s: the status,
+// and (but for a repeat) the notification as sent or, when every attempt
+// failed, dead, under the delivery id of the group's first alert.
+func (n *Notifier) record(ctx context.Context, s Subscription, a Notification, st DeliveryStatus) error {
+	if err := putJSON(ctx, n.kv, "status."+s.ID, st); err != nil || a.Repeat {
+		return err
+	}
+	done := "sent."
+	if st.Error != "" {
+		done = "dead."
+	}
+	return putJSON(ctx, n.kv, done+s.ID+"."+a.DeliveryID, a)
+}
+
+// groupDue is the notification of group g of s at now, and whether it is
+// due: the alerts counted, GroupWait after the first or GroupInterval
+// after the last notification; or, with none counted, the last
+// notification again RepeatInterval after it, unless silenced.
+func groupDue(s Subscription, g group, sil []Silence, now time.Time) (Notification, bool) {
+	a := g.First
+	a.Count = g.Count
+	interval := time.Duration(s.GroupInterval)
+	if interval <= 0 {
+		interval = time.Duration(s.GroupWait)
+	}
+	switch {
+	case g.Count > 0 && g.LastSent.IsZero():
+		return a, now.Sub(g.Since) >= time.Duration(s.GroupWait)
+	case g.Count > 0:
+		return a, now.Sub(g.LastSent) >= interval
+	case s.RepeatInterval <= 0 || g.LastSent.IsZero() || g.LastCount == 0:
+		return a, false
+	}
+	a.Count, a.Repeat = g.LastCount, true
+	return a, now.Sub(g.LastSent) >= time.Duration(s.RepeatInterval) && !silenced(sil, a, now)
+}
+
+// settle takes the sent alerts off group key (read at revision rev as
+// cur) and records the notification at now; alerts added meanwhile stay
+// counted.
+func (n *Notifier) settle(ctx context.Context, key string, rev uint64, cur group, sent int, now time.Time) error {
+	for {
+		cur.Count, cur.LastSent = cur.Count-sent, now
+		if sent > 0 {
+			cur.LastCount = sent
+		}
+		data, _ := json.Marshal(cur)
+		if _, err := n.kv.Update(ctx, key, data, rev); err == nil {
+			return nil
+		}
+		e, err := n.kv.Get(ctx, key)
+		if err != nil {
+			return err
+		}
+		if err := json.Unmarshal(e.Value(), &cur); err != nil {
+			return err
+		}
+		rev = e.Revision()
+	}
 }
 
 // flushLoop flushes the due groups every 50 ms until ctx ends.

@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"path"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -54,6 +55,17 @@ type Subscription struct {
 	// GroupInterval (default GroupWait), for the alerts since.
 	GroupWait     Duration `json:"groupWait,omitempty"`
 	GroupInterval Duration `json:"groupInterval,omitempty"`
+	// RepeatInterval, when set on a grouping subscription, notifies a
+	// group again this long after its last notification when no alert
+	// came since (the last notification, with Repeat set), until a silence
+	// matches the group's alert.
+	RepeatInterval Duration `json:"repeatInterval,omitempty"`
+	// RateLimit, when set, is the most notifications sent per RatePeriod
+	// (default a minute): an alert over it is not sent and is kept under
+	// limited.<sub>.<delivery id>; a group due over it waits for the next
+	// period, its alerts still counted.
+	RateLimit  int      `json:"rateLimit,omitempty"`
+	RatePeriod Duration `json:"ratePeriod,omitempty"`
 	// MinSeverity, when set, keeps only the rules declared at least this
 	// severe (see SeverityRank); a rule without a declared severity counts
 	// as the most severe, so that nothing goes unnoticed by default.
@@ -82,15 +94,20 @@ type Duration time.Duration
 // MarshalJSON writes d as "30s".
 func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
 
-// UnmarshalJSON reads "30s".
+// UnmarshalJSON reads "30s". Its error is a json.UnmarshalTypeError, so
+// that the decoder names the field.
 func (d *Duration) UnmarshalJSON(b []byte) error {
 	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return fmt.Errorf("duration: want text such as \"30s\": %w", err)
+	err := json.Unmarshal(b, &s)
+	var v time.Duration
+	if err == nil {
+		v, err = time.ParseDuration(s)
 	}
-	v, err := time.ParseDuration(s)
+	if err != nil {
+		return &json.UnmarshalTypeError{Value: string(b) + ` (want a duration such as "30s")`, Type: reflect.TypeFor[Duration]()}
+	}
 	*d = Duration(v)
-	return err
+	return nil
 }
 
 // Validate names the first field of s that is missing or wrong.
@@ -105,6 +122,9 @@ func (s Subscription) Validate() error {
 	}
 	if s.GroupWait < 0 || s.GroupInterval < 0 {
 		return fmt.Errorf("subscription %s: fields groupWait, groupInterval: must not be negative", s.ID)
+	}
+	if err := s.validateLimits(); err != nil {
+		return err
 	}
 	if _, ok := SeverityRank(s.MinSeverity); !ok {
 		return fmt.Errorf("subscription %s: field minSeverity: unknown severity %q (want info, warning, error or critical; warn, require_approval and block are read too)", s.ID, s.MinSeverity)
@@ -146,8 +166,12 @@ type Notification struct {
 	Link       string               `json:"link,omitempty"`
 	// Count is the number of alerts a grouped notification stands for
 	// (this one and the ones since the group's last notification).
-	Count int       `json:"count,omitempty"`
-	At    time.Time `json:"at"`
+	Count int `json:"count,omitempty"`
+	// Repeat marks a group's notification sent again after the
+	// subscription's repeatInterval, with no alert since (Count is the
+	// last notification's).
+	Repeat bool      `json:"repeat,omitempty"`
+	At     time.Time `json:"at"`
 }
 
 // Notifier matches verdicts against the stored subscriptions and silences
@@ -194,10 +218,10 @@ func PutSubscription(ctx context.Context, kv jetstream.KeyValue, s Subscription)
 	return putJSON(ctx, kv, "sub."+s.ID, s)
 }
 
-// PutSilence stores a silence.
+// PutSilence stores a silence after checking it.
 func PutSilence(ctx context.Context, kv jetstream.KeyValue, s Silence) error {
-	if s.ID == "" || strings.ContainsAny(s.ID, ". *>") {
-		return fmt.Errorf("silence: field id: want a name without spaces, dots or wildcards, got %q", s.ID)
+	if err := s.Validate(); err != nil {
+		return err
 	}
 	return putJSON(ctx, kv, "silence."+s.ID, s)
 }
@@ -332,28 +356,47 @@ func (n *Notifier) Notify(ctx context.Context, v schema.VerdictEvent, r Route) e
 			}
 			continue
 		}
-		key := "sent." + s.ID + "." + a.DeliveryID
-		if _, err := n.kv.Get(ctx, key); err == nil {
-			continue // delivered before a restart
-		} else if !errors.Is(err, jetstream.ErrKeyNotFound) {
-			return err
-		}
-		st := n.deliver(ctx, s, a)
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if err := putJSON(ctx, n.kv, "status."+s.ID, st); err != nil {
-			return err
-		}
-		done := key
-		if st.Error != "" {
-			done = "dead." + s.ID + "." + a.DeliveryID
-		}
-		if err := putJSON(ctx, n.kv, done, a); err != nil {
+		if err := n.notifyOne(ctx, s, a); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// notifyOne delivers a to the ungrouped subscription s unless it was
+// before (sent.<sub>.<id>) or the rate limit held it back
+// (limited.<sub>.<id>), and records the outcome: the status, and the
+// alert as sent, dead (every attempt failed) or limited.
+func (n *Notifier) notifyOne(ctx context.Context, s Subscription, a Notification) error {
+	for _, done := range []string{"sent", "limited"} {
+		if done == "limited" && s.RateLimit <= 0 {
+			break
+		}
+		if _, err := n.kv.Get(ctx, done+"."+s.ID+"."+a.DeliveryID); err == nil {
+			return nil // done before a restart
+		} else if !errors.Is(err, jetstream.ErrKeyNotFound) {
+			return err
+		}
+	}
+	ok, err := n.allow(ctx, s, time.Now())
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return putJSON(ctx, n.kv, "limited."+s.ID+"."+a.DeliveryID, a)
+	}
+	st := n.deliver(ctx, s, a)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if err := putJSON(ctx, n.kv, "status."+s.ID, st); err != nil {
+		return err
+	}
+	done := "sent."
+	if st.Error != "" {
+		done = "dead."
+	}
+	return putJSON(ctx, n.kv, done+s.ID+"."+a.DeliveryID, a)
 }
 
 // load returns the subscriptions and silences, read from the bucket at

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
@@ -8,30 +9,42 @@ import (
 	"strings"
 )
 
+// The scopes of a token: read reaches every GET route; admin reaches those
+// and the writes of the alert subscriptions and silences.
+const (
+	ScopeRead  = "read"
+	ScopeAdmin = "admin"
+)
+
 // Token is one accepted bearer token, by the SHA-256 of its text: the
 // token itself is never held.
 type Token struct {
 	Name   string
 	SHA256 [32]byte
+	// Scope is ScopeRead or ScopeAdmin.
+	Scope string
 }
 
-// ParseToken is the Token of a configured name, hex SHA-256 and scope.
-// Both scopes read every route there is: the service has no admin route
-// yet.
+// ParseToken is the Token of a configured name, hex SHA-256 and scope
+// (read or admin).
 func ParseToken(name, sha256Hex, scope string) (Token, bool) {
 	b, err := hex.DecodeString(sha256Hex)
-	if err != nil || len(b) != sha256.Size || (scope != "read" && scope != "admin") {
+	if err != nil || len(b) != sha256.Size || (scope != ScopeRead && scope != ScopeAdmin) {
 		return Token{}, false
 	}
-	t := Token{Name: name}
+	t := Token{Name: name, Scope: scope}
 	copy(t.SHA256[:], b)
 	return t, true
 }
 
+// tokenKey is the context key of the token a request was let in with.
+type tokenKey struct{}
+
 // authorize wraps next so that, when tokens are configured, every request
 // under /v1/ carries `Authorization: Bearer <token>` whose SHA-256 is one
-// of them. The health checks and the dashboard's pages stay open: the
-// pages ask for a token before they read the API.
+// of them; the token is in the request's context for the routes that
+// need a scope (requireAdmin). The health checks and the dashboard's
+// pages stay open: the pages ask for a token before they read the API.
 func authorize(tokens []Token, next http.Handler) http.Handler {
 	if len(tokens) == 0 {
 		return next
@@ -48,15 +61,31 @@ func authorize(tokens []Token, next http.Handler) http.Handler {
 			return
 		}
 		sum := sha256.Sum256([]byte(given))
-		found := false
-		for _, t := range tokens {
-			found = subtle.ConstantTimeCompare(sum[:], t.SHA256[:]) == 1 || found
+		found := -1
+		for i, t := range tokens {
+			if subtle.ConstantTimeCompare(sum[:], t.SHA256[:]) == 1 && found < 0 {
+				found = i
+			}
 		}
-		if !found {
+		if found < 0 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="ponens", error="invalid_token"`)
 			writeError(w, &Error{Type: ErrUnauthorized, Msg: "the token is not one of query.tokens"})
 			return
 		}
-		next.ServeHTTP(w, r)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), tokenKey{}, tokens[found])))
 	})
+}
+
+// requireAdmin is the forbidden error of a request let in with a token
+// whose scope is not admin, or nil: without tokens configured the service
+// listens on loopback only and every route is open.
+func (s *Server) requireAdmin(r *http.Request) error {
+	if len(s.opts.Tokens) == 0 {
+		return nil
+	}
+	t, _ := r.Context().Value(tokenKey{}).(Token)
+	if t.Scope == ScopeAdmin {
+		return nil
+	}
+	return &Error{Type: ErrForbidden, Msg: "token " + safe(t.Name) + " has scope " + safe(t.Scope) + ": " + r.Pattern + " needs a token of scope admin"}
 }

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ponens/ponens/query/alert"
 )
 
 // openAPIDoc is what the test reads of the document.
@@ -35,10 +37,13 @@ type openAPIParam struct {
 // with exactly the query and path parameters the route takes, and every
 // $ref in it resolves.
 //
-// A server without live verdicts registers no /v1/stream, and its
-// document does not describe it.
+// A server without live verdicts registers no /v1/stream, and one
+// without the alerts bucket no admin routes; its document does not
+// describe them.
 func TestOpenAPI(t *testing.T) {
-	t.Run("live", func(t *testing.T) { checkOpenAPI(t, Options{Store: chdbQ(), Live: NATSLive{}}, true) })
+	t.Run("live", func(t *testing.T) {
+		checkOpenAPI(t, Options{Store: chdbQ(), Live: NATSLive{}, Alerts: alert.Store{}}, true)
+	})
 	t.Run("store only", func(t *testing.T) { checkOpenAPI(t, Options{Store: chdbQ()}, false) })
 }
 

@@ -44,6 +44,16 @@ type Options struct {
 	Registry *prometheus.Registry
 	// Tokens, when any, are required of every request under /v1/.
 	Tokens []Token
+	// Alerts, when set, are the alert subscriptions and silences the
+	// admin routes (/v1/subscriptions, /v1/silences) manage; without it
+	// they are not registered nor described in /openapi.json.
+	Alerts Alerts
+	// TLSCertFile and TLSKeyFile, when set, are the PEM certificate and
+	// key Run serves HTTPS with.
+	TLSCertFile, TLSKeyFile string
+	// CORSOrigins are the origins a browser on another site may read the
+	// API from ("*": any); none sends no CORS header.
+	CORSOrigins []string
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 }
@@ -90,28 +100,34 @@ func New(opts Options) (*Server, error) {
 	if s.metrics, err = newMetrics(opts.Registry); err != nil {
 		return nil, fmt.Errorf("query api: registering its metrics: %w", err)
 	}
-	s.doc = s.document()
 	s.routes()
+	s.doc = s.document()
 	return s, nil
 }
 
 // Handler is the service's HTTP handler.
 func (s *Server) Handler() http.Handler {
-	return s.metrics.instrument(s.mux, authorize(s.opts.Tokens, s.mux))
+	return cors(s.opts.CORSOrigins, s.metrics.instrument(s.mux, authorize(s.opts.Tokens, s.mux)))
 }
 
 // get registers a GET route taking the query parameters params.
 func (s *Server) get(pattern string, params []string, h http.HandlerFunc) {
-	s.registered = append(s.registered, route{pattern: "GET " + pattern, params: params})
-	s.mux.HandleFunc("GET "+pattern, h)
+	s.route(http.MethodGet, pattern, params, h)
+}
+
+// route registers a route of method taking the query parameters params.
+func (s *Server) route(method, pattern string, params []string, h http.HandlerFunc) {
+	s.registered = append(s.registered, route{pattern: method + " " + pattern, params: params})
+	s.mux.HandleFunc(method+" "+pattern, h)
 }
 
 // Listen binds opts.Listen now, so that an address in use is reported
-// before the service starts; Run serves on it. It returns the bound
+// before the service starts; Run serves on it (HTTPS with
+// opts.TLSCertFile, whose files are read now). It returns the bound
 // address (the port chosen when opts.Listen's is 0).
 func (s *Server) Listen() (net.Addr, error) {
 	if s.ln == nil {
-		ln, err := net.Listen("tcp", s.opts.Listen)
+		ln, err := listen(s.opts)
 		if err != nil {
 			return nil, err
 		}
@@ -280,9 +296,16 @@ func (s *Server) routes() {
 		s.get("/v1/stream", streamParams, s.stream)
 	}
 	s.get("/v1/export", append(selectionParams, "what", "format"), s.serveExport)
+	if s.opts.Alerts != nil {
+		s.adminRoutes()
+	}
 	s.mux.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/v1/stream" {
 			writeError(w, notFound("no live stream: this service follows no NATS server (ponens serve does; ponens query reads only the store)"))
+			return
+		}
+		if s.opts.Alerts == nil && (strings.HasPrefix(r.URL.Path, "/v1/subscriptions") || strings.HasPrefix(r.URL.Path, "/v1/silences")) {
+			writeError(w, notFound("no alert subscriptions: this service has no alerts bucket (ponens serve has; ponens query with --alerts)"))
 			return
 		}
 		writeError(w, notFound("no endpoint %s %s", r.Method, safe(r.URL.Path)))

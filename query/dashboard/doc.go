@@ -16,7 +16,7 @@
 //	/rules            rules with their runs by status
 //	/rules/{rule}     a rule: its text, violations over time, violating runs
 //	/deadletters      the dead letters with their reasons
-//	/subscriptions    alert subscriptions with their delivery status, and silences (admin scope)
+//	/subscriptions    alert subscriptions with their delivery status, and silences
 //
 // Decisions:
 //   - No build step and no external code: plain HTML, one CSS file and
@@ -43,7 +43,9 @@
 //     route that is not there.
 //   - The token is kept in the browser's local storage and sent as
 //     "Authorization: Bearer …" with every request. A 401 asks for a token
-//     and a 403 on the admin routes says the token lacks admin scope.
+//     and a 403 says the token's scope does not reach the route. The
+//     subscriptions page only reads (any token); they are written with
+//     ponens alerts or the API's admin routes.
 //   - The time range (1 h to 30 days) is a query parameter (?since=24h)
 //     remembered in local storage; the chart's step follows from it.
 //   - Elements the browser tests read carry data-k attributes; they are

@@ -1,5 +1,6 @@
-// Alert subscriptions with their delivery status, and the silences. Both
-// are admin routes: a token without admin scope is told so.
+// Alert subscriptions with their delivery status, and the silences, as
+// /v1/subscriptions and /v1/silences answer (any token reads them; a
+// service without the alerts bucket says so in its 404).
 
 import { get } from '../api.js';
 import { h, fill, num, card, empty, table, when, pageHead, errorBox } from '../ui.js';
@@ -33,8 +34,16 @@ function deliveryCell(s) {
   return h('div.delivery', {},
     h('div', {}, h(`span.dot-s.${failed ? 's-violated' : d.lastAt ? 's-satisfied' : 's-unresolved'}`),
       h('span', { 'data-k': 'last-status' }, d.lastStatus ? `HTTP ${d.lastStatus}` : d.lastAt ? 'delivered' : 'nothing sent yet'),
+      d.lastAttempts ? h('span.muted', { 'data-k': 'last-attempts' }, ` · ${num(d.lastAttempts)} ${d.lastAttempts === 1 ? 'attempt' : 'attempts'}`) : null,
       d.lastAt ? h('span.muted', {}, ' · ', when(d.lastAt, { relative: true })) : null),
     failed ? h('div.dl-error', { 'data-k': 'last-error' }, d.lastError) : null);
+}
+
+/** A subscription's grouping: wait / interval, and its repeat. */
+function groupCell(s) {
+  if (!s.groupWait) return '–';
+  const g = [s.groupWait, s.groupInterval].filter(Boolean).join(' / ');
+  return s.repeatInterval ? `${g}, repeat ${s.repeatInterval}` : g;
 }
 
 function subTable(rows) {
@@ -44,11 +53,12 @@ function subTable(rows) {
     { label: 'Rules', cell: (s) => (s.rules && s.rules.length ? s.rules.join(', ') : 'all'), k: 'rules' },
     { label: 'Statuses', cell: (s) => (s.statuses && s.statuses.length ? s.statuses.join(', ') : 'violated') },
     { label: 'Agents', cell: (s) => (s.agents && s.agents.length ? s.agents.join(', ') : 'all') },
-    { label: 'Channel', cls: 'wide', cell: (s) => { const [kind, to] = channel(s); return h('div', {}, h('span.chip', {}, kind), ' ', h('span.mono.small.break', {}, to)); }, k: 'channel' },
-    { label: 'Group', cell: (s) => [s.groupWait, s.groupInterval].filter(Boolean).join(' / ') || '–' },
+    { label: 'Channel', cls: 'wide', cell: (s) => { const [kind, to] = channel(s); return h('div', {}, h('span.chip', {}, kind), s.secretSet ? h('span.chip', { title: 'signed with its secret' }, 'signed') : null, ' ', h('span.mono.small.break', {}, to)); }, k: 'channel' },
+    { label: 'Group', cell: groupCell, k: 'group' },
+    { label: 'Rate limit', cell: (s) => (s.rateLimit ? `${num(s.rateLimit)} / ${s.ratePeriod || '1m'}` : '–'), k: 'rate' },
     { label: 'Sent', num: true, cell: (s) => num((s.delivery || {}).delivered || 0), k: 'delivered' },
-    { label: 'Failed', num: true, cell: (s) => num((s.delivery || {}).failed || 0), k: 'failed' },
     { label: 'Dead', num: true, cell: (s) => num((s.delivery || {}).dead || 0), k: 'dead' },
+    { label: 'Limited', num: true, cell: (s) => num((s.delivery || {}).rateLimited || 0), k: 'limited' },
     { label: 'Last delivery', cls: 'wide', cell: deliveryCell },
   ], rows, { rowKey: (s) => s.id, caption: 'Subscriptions' });
 }
