@@ -114,12 +114,7 @@ type k8sContainer struct {
 	Name  string   `yaml:"name"`
 	Image string   `yaml:"image"`
 	Args  []string `yaml:"args"`
-	Env   []struct {
-		Name      string `yaml:"name"`
-		ValueFrom struct {
-			SecretKeyRef struct{ Key string } `yaml:"secretKeyRef"`
-		} `yaml:"valueFrom"`
-	} `yaml:"env"`
+	Env   []k8sEnv `yaml:"env"`
 	Ports []struct {
 		Name          string `yaml:"name"`
 		ContainerPort int    `yaml:"containerPort"`
@@ -129,6 +124,14 @@ type k8sContainer struct {
 	Resources      struct {
 		Requests, Limits map[string]string
 	} `yaml:"resources"`
+}
+
+type k8sEnv struct {
+	Name      string `yaml:"name"`
+	Value     string `yaml:"value"`
+	ValueFrom struct {
+		SecretKeyRef struct{ Key string } `yaml:"secretKeyRef"`
+	} `yaml:"valueFrom"`
 }
 
 // helmTemplate renders the chart with args and parses its objects.
@@ -261,6 +264,9 @@ func checkContainer(t *testing.T, bin, name, comp string, c k8sContainer, env ma
 	}
 	if comp == "query" && (c.ReadinessProbe == nil || c.ReadinessProbe.HTTPGet.Path != "/readyz") {
 		t.Errorf("%s: the query service's readiness is not /readyz", name)
+	}
+	if comp == "query" && slices.Contains(c.Args, "--alerts") && !slices.ContainsFunc(c.Env, func(e k8sEnv) bool { return e.Name == "PONENS_NATS_USER" && e.Value == "admin" }) {
+		t.Errorf("%s: serves the alert routes (--alerts) without the NATS admin user", name)
 	}
 	return names
 }
