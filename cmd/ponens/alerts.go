@@ -72,7 +72,7 @@ func newAlertsSubscribeCommand() *cobra.Command {
 	var s alert.Subscription
 	var statuses []string
 	cmd := &cobra.Command{
-		Use:   "subscribe ID (--subject S | --webhook URL | --slack URL) [--rule GLOB]... [--status S]... [--agent A]... [--project P]... [--min-severity S] [--secret K] [--group-wait D [--group-interval D] [--repeat-interval D]] [--rate-limit N [--rate-period D]]",
+		Use:   "subscribe ID (--subject S | --webhook URL | --slack URL | --stream) [--rule GLOB]... [--status S]... [--agent A]... [--project P]... [--min-severity S] [--secret K] [--group-wait D [--group-interval D] [--repeat-interval D]] [--rate-limit N [--rate-period D]]",
 		Short: "Store (or replace) a subscription",
 		Long: `Store the subscription ID. Without --status it is told of violations
 only. A webhook is POSTed the alert as JSON with the headers
@@ -111,6 +111,7 @@ be reached.`,
 	f.StringArrayVar(&s.Projects, "project", nil, "only this project (repeatable)")
 	f.StringVar(&s.MinSeverity, "min-severity", "", "only rules declared at least this `SEVERITY`: info, warning, error or critical")
 	f.StringVar(&s.Subject, "subject", "", "publish alerts on this NATS subject")
+	f.BoolVar(&s.Stream, "stream", false, "send alerts to the query service's stream GET /v1/subscriptions/ID/stream")
 	f.StringVar(&s.Webhook, "webhook", "", "POST alerts to this URL")
 	f.StringVar(&s.Slack, "slack", "", "POST alerts to this Slack-compatible incoming webhook")
 	f.StringVar(&s.Secret, "secret", "", "the HMAC key webhooks are signed with")
@@ -197,8 +198,10 @@ func newAlertsTestCommand() *cobra.Command {
 		Example: `  ponens alerts test oncall`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withAlerts(cmd, func(ctx context.Context, nc *nats.Conn, _ schema.Subjects, kv natsjs.KeyValue) error {
-				st, err := alert.NewNotifier(nc, kv).Test(ctx, args[0])
+			return withAlerts(cmd, func(ctx context.Context, nc *nats.Conn, sub schema.Subjects, kv natsjs.KeyValue) error {
+				n := alert.NewNotifier(nc, kv)
+				n.Subjects = sub
+				st, err := n.Test(ctx, args[0])
 				if err != nil {
 					return exitWith(exitBadInput, "%v", err)
 				}

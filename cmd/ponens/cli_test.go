@@ -258,7 +258,7 @@ func TestCLIExitCodes(t *testing.T) {
 		{name: "deadletters bad since", args: []string{"deadletters", "--url", url, "--since", "-1h"}, code: 2, want: "ponens deadletters: --since must not be negative, got -1h0m0s"},
 		{name: "deadletters bad reason", args: []string{"deadletters", "tail", "--url", url, "--reason", "Seq Gap"}, code: 2, want: `ponens deadletters tail: --reason "Seq Gap" is not a reason`},
 		{name: "deadletters", args: []string{"deadletters", "--url", url, "--reason", "conflicting-duplicate"}, want: "conflicting-duplicate  publish"},
-		{name: "alerts subscribe no channel", args: []string{"alerts", "subscribe", "hook", "--url", url}, code: 2, want: "ponens alerts subscribe: subscription hook: give exactly one channel: subject, webhook or slack"},
+		{name: "alerts subscribe no channel", args: []string{"alerts", "subscribe", "hook", "--url", url}, code: 2, want: "ponens alerts subscribe: subscription hook: give exactly one channel: subject, webhook, slack or stream"},
 		{name: "alerts subscribe bad glob", args: []string{"alerts", "subscribe", "hook", "--url", url, "--subject", "ponens.notify.t", "--rule", "[x"}, code: 2, want: `field rules: glob "[x"`},
 		{name: "alerts subscribe service down", args: []string{"alerts", "subscribe", "hook", "--url", down, "--subject", "ponens.notify.t"}, code: 3, want: "ponens alerts subscribe: connect to " + down},
 		{name: "alerts subscribe negative group wait", args: []string{"alerts", "subscribe", "g", "--url", url, "--webhook", "http://127.0.0.1:9/x", "--group-wait", "-1s"}, code: 2, want: "fields groupWait, groupInterval: must not be negative"},

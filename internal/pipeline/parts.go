@@ -91,6 +91,7 @@ func (p *Pipeline) addAlerts(ctx context.Context, o AlertOptions) error {
 		}
 		d.Notifier = alert.NewNotifier(nc, kv)
 		d.Notifier.DashboardURL = o.DashboardURL
+		d.Notifier.Subjects = p.o.Subjects
 	}
 	p.actors = append(p.actors, Actor{Name: "alerts", Run: d.Run})
 	return nil

@@ -47,7 +47,12 @@ type Subscription struct {
 	// Webhook is a URL the alert is POSTed to, signed with Secret.
 	Webhook string `json:"webhook,omitempty"`
 	// Slack is a Slack-compatible incoming webhook URL ({"text": ...}).
-	Slack  string `json:"slack,omitempty"`
+	Slack string `json:"slack,omitempty"`
+	// Stream sends the alerts to the query service's server-sent event
+	// stream GET /v1/subscriptions/{id}/stream, through the NATS subject
+	// StreamSubject names (nothing is kept for a client that is not
+	// connected).
+	Stream bool   `json:"stream,omitempty"`
 	Secret string `json:"secret,omitempty"`
 	// GroupWait, when set, groups the alerts of each rule: the first
 	// notification of a group goes GroupWait after its first alert and
@@ -134,8 +139,14 @@ func (s Subscription) Validate() error {
 			return fmt.Errorf("subscription %s: field statuses: unknown status %q", s.ID, st)
 		}
 	}
-	if (s.Subject != "") == (s.Webhook != "" || s.Slack != "") || (s.Webhook != "" && s.Slack != "") {
-		return fmt.Errorf("subscription %s: give exactly one channel: subject, webhook or slack", s.ID)
+	channels := 0
+	for _, set := range []bool{s.Subject != "", s.Webhook != "", s.Slack != "", s.Stream} {
+		if set {
+			channels++
+		}
+	}
+	if channels != 1 {
+		return fmt.Errorf("subscription %s: give exactly one channel: subject, webhook, slack or stream", s.ID)
 	}
 	return nil
 }
@@ -183,6 +194,10 @@ type Notifier struct {
 	http *http.Client
 	// DashboardURL prefixes the link to a run (<url>/runs/<run>).
 	DashboardURL string
+	// Subjects are the fleet's subjects: a stream subscription's alerts go
+	// out on StreamSubject(Subjects, id). NewNotifier sets the default
+	// prefix.
+	Subjects schema.Subjects
 	// Attempts is how many times a webhook is tried before its dead letter.
 	Attempts int
 	// Backoff is the first retry delay; it doubles, with jitter, each time.
@@ -207,7 +222,14 @@ func OpenStore(ctx context.Context, js jetstream.JetStream, s schema.Subjects) (
 
 // NewNotifier returns a notifier over the alerts bucket kv.
 func NewNotifier(nc *nats.Conn, kv jetstream.KeyValue) *Notifier {
-	return &Notifier{nc: nc, kv: kv, http: &http.Client{Timeout: 10 * time.Second}, Attempts: 5, Backoff: 200 * time.Millisecond, Refresh: time.Second}
+	return &Notifier{nc: nc, kv: kv, Subjects: schema.Subjects{Prefix: schema.DefaultPrefix}, http: &http.Client{Timeout: 10 * time.Second}, Attempts: 5, Backoff: 200 * time.Millisecond, Refresh: time.Second}
+}
+
+// StreamSubject is the NATS subject the alerts of the stream subscription
+// id go out on, for the query service to forward: under
+// <prefix>.notify., which the alert role may publish to.
+func StreamSubject(sub schema.Subjects, id string) string {
+	return sub.Prefix + ".notify.stream." + id
 }
 
 // PutSubscription stores s after checking it.
@@ -431,9 +453,13 @@ type DeliveryStatus struct {
 func (n *Notifier) deliver(ctx context.Context, s Subscription, a Notification) DeliveryStatus {
 	st := DeliveryStatus{Delivery: a.DeliveryID}
 	body, _ := json.Marshal(a)
-	if s.Subject != "" {
+	if s.Subject != "" || s.Stream {
+		subject := s.Subject
+		if s.Stream {
+			subject = StreamSubject(n.Subjects, s.ID)
+		}
 		st.Attempts = 1
-		if err := n.nc.Publish(s.Subject, body); err != nil {
+		if err := n.nc.Publish(subject, body); err != nil {
 			st.Error = err.Error()
 		}
 		st.At = time.Now().UTC()

@@ -298,6 +298,9 @@ func (s *Server) routes() {
 	s.get("/v1/export", append(selectionParams, "what", "format"), s.serveExport)
 	if s.opts.Alerts != nil {
 		s.adminRoutes()
+		if feed, ok := s.opts.Live.(AlertFeed); ok {
+			s.get("/v1/subscriptions/{id}/stream", nil, s.alertStream(feed))
+		}
 	}
 	s.mux.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/v1/stream" {

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ponens/ponens/query/alert"
 	"github.com/ponens/ponens/schema"
 )
 
@@ -29,6 +30,44 @@ type LiveVerdict struct {
 // goroutine and must not block for long.
 type Live interface {
 	Follow(ctx context.Context, fn func(LiveVerdict)) error
+}
+
+// AlertFeed follows the alerts of a stream subscription as the alert stage
+// sends them: FollowAlerts calls fn with each alert's JSON until ctx ends.
+// A Live that is one too gives the service GET
+// /v1/subscriptions/{id}/stream.
+type AlertFeed interface {
+	FollowAlerts(ctx context.Context, id string, fn func([]byte)) error
+}
+
+// alertStream answers GET /v1/subscriptions/{id}/stream: the alerts of the
+// stream subscription id, as server-sent events named "alert", after its
+// grouping, silences and rate limit.
+func (s *Server) alertStream(feed AlertFeed) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := pathValues(r, "id"); err != nil {
+			writeError(w, err)
+			return
+		}
+		id := r.PathValue("id")
+		subs, err := s.opts.Alerts.Subscriptions(r.Context())
+		if err != nil {
+			writeError(w, alertsError(err))
+			return
+		}
+		i := slices.IndexFunc(subs, func(st alert.SubscriptionState) bool { return st.ID == id })
+		switch {
+		case i < 0:
+			writeError(w, notFound("no subscription %s", safe(id)))
+			return
+		case !subs[i].Stream:
+			writeError(w, &Error{Type: ErrBadData, Msg: fmt.Sprintf("subscription %s sends its alerts elsewhere: only a subscription with \"stream\": true streams here", safe(id))})
+			return
+		}
+		s.serveEvents(w, r, "ponens alerts of subscription "+id, "alert", func(ctx context.Context, push func([]byte)) error {
+			return feed.FollowAlerts(ctx, id, push)
+		})
+	}
 }
 
 // streamParams are the filters of /v1/stream.
@@ -105,6 +144,24 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	s.serveEvents(w, r, "ponens verdicts", "verdict", func(ctx context.Context, push func([]byte)) error {
+		return s.opts.Live.Follow(ctx, func(lv LiveVerdict) {
+			var v schema.VerdictEvent
+			if json.Unmarshal(lv.Data, &v) != nil || !f.match(&v, lv) {
+				return
+			}
+			push(withRoute(lv.Data, lv))
+		})
+	})
+}
+
+// serveEvents answers with a server-sent event stream: a comment line
+// (hello), then each line follow pushes as an event named name, a
+// keep-alive comment every streamKeepAlive, and a "dropped" event with the
+// count of lines a slow client missed. It ends when the client goes, the
+// service shuts down, or follow returns (NATS went away: the client
+// reconnects).
+func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request, hello, name string, follow func(ctx context.Context, push func([]byte)) error) {
 	flusher, ok := w.(http.Flusher)
 	if !ok {
 		writeError(w, &Error{Type: ErrInternal, Msg: "the connection cannot stream"})
@@ -114,14 +171,9 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	events := make(chan []byte, 1024)
 	var dropped atomic.Int64
-	follow := make(chan error, 1)
+	followed := make(chan error, 1)
 	go func() {
-		follow <- s.opts.Live.Follow(ctx, func(lv LiveVerdict) {
-			var v schema.VerdictEvent
-			if json.Unmarshal(lv.Data, &v) != nil || !f.match(&v, lv) {
-				return
-			}
-			line := withRoute(lv.Data, lv)
+		followed <- follow(ctx, func(line []byte) {
 			select {
 			case events <- line:
 			default:
@@ -132,7 +184,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write([]byte(": ponens verdicts\n\n"))
+	_, _ = w.Write([]byte(": " + hello + "\n\n"))
 	flusher.Flush()
 	tick := time.NewTicker(streamKeepAlive)
 	defer tick.Stop()
@@ -144,24 +196,22 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 			}
 			told = n
 		}
+		var out []byte
 		select {
 		case <-ctx.Done():
 			return
 		case <-s.closing:
 			return
-		case <-follow:
-			return // NATS went away: the client reconnects
+		case <-followed:
+			return
 		case line := <-events:
-			_, err := w.Write(append(append([]byte("event: verdict\ndata: "), line...), "\n\n"...))
-			if err != nil {
-				return
-			}
-			flusher.Flush()
+			out = append(append([]byte("event: "+name+"\ndata: "), line...), "\n\n"...)
 		case <-tick.C:
-			if _, err := w.Write([]byte(": keep-alive\n\n")); err != nil {
-				return
-			}
-			flusher.Flush()
+			out = []byte(": keep-alive\n\n")
 		}
+		if _, err := w.Write(out); err != nil {
+			return
+		}
+		flusher.Flush()
 	}
 }
