@@ -24,7 +24,7 @@ export function channel(s) {
   if (s.webhook) return ['webhook', s.webhook];
   if (s.slack) return ['slack', s.slack];
   if (s.subject) return ['nats', s.subject];
-  if (s.sse) return ['sse', 'live stream'];
+  if (s.stream) return ['stream', '/v1/subscriptions/' + s.id + '/stream'];
   return ['–', ''];
 }
 
