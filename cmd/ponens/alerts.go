@@ -94,7 +94,10 @@ be reached.`,
 			if err := s.Validate(); err != nil {
 				return exitWith(exitBadInput, "%v", err)
 			}
-			return withAlerts(cmd, func(ctx context.Context, _ *nats.Conn, _ schema.Subjects, kv natsjs.KeyValue) error {
+			return withAlerts(cmd, func(ctx context.Context, _ *nats.Conn, sub schema.Subjects, kv natsjs.KeyValue) error {
+				if err := s.ValidateFor(sub); err != nil {
+					return exitWith(exitBadInput, "%v", err)
+				}
 				if err := alert.PutSubscription(ctx, kv, s); err != nil {
 					return exitWith(exitUnavailable, "%v", err)
 				}

@@ -57,14 +57,15 @@ alerts bucket, connecting as admin to --url (nats.url), or to a running
 			}
 			defer closeStore()
 			var alerts api.Alerts
+			var live api.Live
 			if withBucket {
 				var closeNATS func()
-				if alerts, closeNATS, err = alertsStore(ctx, cfg); err != nil {
+				if alerts, live, closeNATS, err = alertsStore(ctx, cfg); err != nil {
 					return err
 				}
 				defer closeNATS()
 			}
-			qs, err := queryServer(cfg, set, st.querier, nil, alerts, nil)
+			qs, err := queryServer(cfg, set, st.querier, live, alerts, nil)
 			if err != nil {
 				return err
 			}
@@ -79,24 +80,26 @@ alerts bucket, connecting as admin to --url (nats.url), or to a running
 	rf.register(cmd)
 	registerStore(cmd)
 	cmd.Flags().String("listen", "", "the service's `ADDR` (query.listen, default 127.0.0.1:8090)")
-	cmd.Flags().BoolVar(&withBucket, "alerts", false, "serve the alert subscriptions and silences of the alerts bucket over NATS")
+	cmd.Flags().BoolVar(&withBucket, "alerts", false, "serve the alert subscriptions and silences of the alerts bucket, and the live streams (/v1/stream), over NATS")
 	cmd.Flags().String("url", "", "with --alerts: NATS server URL (nats.url; empty: the embedded server of a ponens serve at nats.listen)")
 	return cmd
 }
 
 // alertsStore connects to NATS as admin and opens the alerts bucket, for
-// the admin routes of ponens query, with what closes the connection.
-func alertsStore(ctx context.Context, cfg config.Config) (api.Alerts, func(), error) {
+// the admin routes of ponens query, and follows the live verdicts and
+// stream subscriptions on the same connection; with what closes it.
+func alertsStore(ctx context.Context, cfg config.Config) (api.Alerts, api.Live, func(), error) {
 	nc, js, err := openStreams(ctx, cfg.NATS, transport.RoleAdmin, "ponens query")
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	kv, err := alert.OpenStore(ctx, js, streamConfig(cfg.NATS).Subjects())
+	sub := streamConfig(cfg.NATS).Subjects()
+	kv, err := alert.OpenStore(ctx, js, sub)
 	if err != nil {
 		nc.Close()
-		return nil, nil, exitWith(exitUnavailable, "ponens query: %v", err)
+		return nil, nil, nil, exitWith(exitUnavailable, "ponens query: %v", err)
 	}
-	return alert.Store{KV: kv}, nc.Close, nil
+	return alert.Store{KV: kv, Subjects: sub}, api.NATSLive{Conn: nc, Subjects: sub}, nc.Close, nil
 }
 
 func newAlertCommand() *cobra.Command {

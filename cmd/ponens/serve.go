@@ -93,6 +93,12 @@ nats.store_dir pick their role's seed up (docs/security.md).`,
 					return exitWith(exitBadInput, "--%s shapes the demo fleet: give --demo with it", name)
 				}
 			}
+			if workers < 1 {
+				return exitWith(exitBadInput, "--workers: want at least 1 monitor worker, got %d", workers)
+			}
+			if err := demoCfg.Validate(); demo && err != nil {
+				return exitWith(exitBadInput, "%v", err)
+			}
 			binds := maps.Clone(natsFlags)
 			binds["http"] = "gateway.listen"
 			binds["query"] = "query.listen"
@@ -161,7 +167,7 @@ nats.store_dir pick their role's seed up (docs/security.md).`,
 				if err != nil {
 					return exitWith(exitUnavailable, "ponens serve: %v", err)
 				}
-				qs, err := queryServer(cfg, set, querier, api.NATSLive{Conn: p.Conn(), Subjects: sub}, alert.Store{KV: kv}, metrics.Registry())
+				qs, err := queryServer(cfg, set, querier, api.NATSLive{Conn: p.Conn(), Subjects: sub}, alert.Store{KV: kv, Subjects: sub}, metrics.Registry())
 				if err != nil {
 					return err
 				}
@@ -277,6 +283,12 @@ nats.url (--url), or to a running ` + "`ponens serve`" + ` at nats.listen.`,
   ponens demo --url nats://127.0.0.1:4222 --agents 20 --rate 500 --seed 7`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := c.Validate(); err != nil {
+				return exitWith(exitBadInput, "%v", err)
+			}
+			if rate < 0 {
+				return exitWith(exitBadInput, "--rate: want 0 (unlimited) or more events per second, got %g", rate)
+			}
 			cfg, err := loadConfig(cmd, natsFlags)
 			if err != nil {
 				return err

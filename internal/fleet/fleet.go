@@ -24,6 +24,21 @@ type Config struct {
 	RunPrefix    string // starts every run id
 }
 
+// Validate names the first field out of range, as the flag that sets it.
+func (c Config) Validate() error {
+	switch {
+	case c.Agents < 1:
+		return fmt.Errorf("--agents: want at least 1 agent, got %d", c.Agents)
+	case c.RunsPerAgent < 1:
+		return fmt.Errorf("--runs: want at least 1 run per agent, got %d", c.RunsPerAgent)
+	case c.Steps < 1:
+		return fmt.Errorf("--steps: want at least 1 action per run, got %d", c.Steps)
+	case !(c.Violations >= 0 && c.Violations <= 1):
+		return fmt.Errorf("--violations: want a share from 0 to 1, got %g", c.Violations)
+	}
+	return nil
+}
+
 // Run is one generated run: its events in seq order.
 type Run struct {
 	ID        string

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/ponens/ponens/schema"
 )
 
 // ErrNotFound is the error of deleting a subscription or silence that is
@@ -61,7 +63,17 @@ type SubscriptionState struct {
 // query service's admin routes manage them.
 type Store struct {
 	KV jetstream.KeyValue
+	// Subjects are the fleet's: a subject channel must be under their
+	// <prefix>.notify. (the default prefix when empty).
+	Subjects schema.Subjects
 }
+
+// InvalidError is a subscription or silence refused by its checks.
+type InvalidError struct{ Err error }
+
+func (e *InvalidError) Error() string { return e.Err.Error() }
+
+func (e *InvalidError) Unwrap() error { return e.Err }
 
 // Subscriptions lists the stored subscriptions by id, each with its
 // delivery state and without its secret.
@@ -126,8 +138,12 @@ func (st Store) count(ctx context.Context, filter string) (int, error) {
 	return n, nil
 }
 
-// PutSubscription stores s after checking it (Subscription.Validate).
+// PutSubscription stores s after checking it (Subscription.ValidateFor);
+// a refusal is an *InvalidError.
 func (st Store) PutSubscription(ctx context.Context, s Subscription) error {
+	if err := s.ValidateFor(st.Subjects); err != nil {
+		return &InvalidError{err}
+	}
 	return PutSubscription(ctx, st.KV, s)
 }
 

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"path"
 	"reflect"
 	"slices"
@@ -147,6 +148,44 @@ func (s Subscription) Validate() error {
 	}
 	if channels != 1 {
 		return fmt.Errorf("subscription %s: give exactly one channel: subject, webhook, slack or stream", s.ID)
+	}
+	return s.validateChannel()
+}
+
+// validateChannel checks the channel's target: a subject one can publish
+// on, an http(s) URL, a secret that is not a listing's mask.
+func (s Subscription) validateChannel() error {
+	if s.Subject != "" && (strings.ContainsAny(s.Subject, "*> \t") || strings.HasPrefix(s.Subject, ".") || strings.HasSuffix(s.Subject, ".") || strings.Contains(s.Subject, "..")) {
+		return fmt.Errorf("subscription %s: field subject: want a NATS subject to publish on (tokens separated by dots, no wildcards or spaces), got %q", s.ID, s.Subject)
+	}
+	for field, raw := range map[string]string{"webhook": s.Webhook, "slack": s.Slack} {
+		if raw == "" {
+			continue
+		}
+		if u, err := url.Parse(raw); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("subscription %s: field %s: want an http or https URL with a host, got %q", s.ID, field, raw)
+		}
+	}
+	if s.Secret != "" && strings.Trim(s.Secret, "*") == "" {
+		return fmt.Errorf("subscription %s: field secret: %q is how a listing hides a secret; give the secret itself, or leave it out for none", s.ID, s.Secret)
+	}
+	return nil
+}
+
+// ValidateFor is Validate, and a subject channel under the fleet's
+// <prefix>.notify. (of sub; the default prefix when it has none): the only
+// subjects the alert stage may publish on when authentication is on, and
+// the namespace alerts keep to when it is off.
+func (s Subscription) ValidateFor(sub schema.Subjects) error {
+	if err := s.Validate(); err != nil {
+		return err
+	}
+	prefix := sub.Prefix
+	if prefix == "" {
+		prefix = schema.DefaultPrefix
+	}
+	if s.Subject != "" && !strings.HasPrefix(s.Subject, prefix+".notify.") {
+		return fmt.Errorf("subscription %s: field subject: the alert stage publishes only under %s.notify., got %q", s.ID, prefix, s.Subject)
 	}
 	return nil
 }

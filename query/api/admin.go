@@ -47,9 +47,6 @@ func (s *Server) adminRoutes() {
 		if err := decodeBody(r, id, &sub, &sub.ID); err != nil {
 			return nil, err
 		}
-		if err := sub.Validate(); err != nil {
-			return nil, &Error{Type: ErrBadData, Msg: err.Error()}
-		}
 		if err := a.PutSubscription(r.Context(), sub); err != nil {
 			return nil, alertsError(err)
 		}
@@ -171,6 +168,8 @@ func alertsError(err error) error {
 		return nil
 	case errors.As(err, &ae):
 		return ae
+	case errors.As(err, new(*alert.InvalidError)):
+		return &Error{Type: ErrBadData, Msg: err.Error()}
 	case errors.Is(err, alert.ErrNotFound):
 		return notFound("%s", err.Error())
 	}

@@ -304,7 +304,7 @@ func (s *Server) routes() {
 	}
 	s.mux.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/v1/stream" {
-			writeError(w, notFound("no live stream: this service follows no NATS server (ponens serve does; ponens query reads only the store)"))
+			writeError(w, notFound("no live stream: this service follows no NATS server (ponens serve does, and ponens query --alerts; ponens query alone reads only the store)"))
 			return
 		}
 		if s.opts.Alerts == nil && (strings.HasPrefix(r.URL.Path, "/v1/subscriptions") || strings.HasPrefix(r.URL.Path, "/v1/silences")) {
