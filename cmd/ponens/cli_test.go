@@ -182,6 +182,9 @@ func TestCLIExitCodes(t *testing.T) {
 	}
 	noWait := []string{"PONENS_NATS_START_WAIT=0s"}
 	store := filepath.Join(work, "store")
+	if err := os.MkdirAll(store, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	const formula = "G(GitCommit → P(RunTests))"
 
 	for _, tc := range []struct {
@@ -309,6 +312,7 @@ func TestCLIExitCodes(t *testing.T) {
 		{name: "sql json", args: []string{"sql", "--store", store, "--format", "json", "SELECT 1 AS a"}, want: `{"a":1}`},
 		{name: "sql refuses writes", args: []string{"sql", "--store", store, "DROP TABLE verdicts"}, code: 2, want: "ponens sql: clickhouse: Code: 164"},
 		{name: "sql syntax error", args: []string{"sql", "--store", store, "SELEC 1"}, code: 2, want: "ponens sql: clickhouse: Code: 62"},
+		{name: "sql no store", args: []string{"sql", "--store", filepath.Join(work, "nostore"), "SELECT 1"}, code: 2, want: "ponens sql: store.path (--store) " + filepath.Join(work, "nostore") + ": no store there"},
 		{name: "sql bad format", args: []string{"sql", "--store", store, "--format", "xml", "SELECT 1"}, code: 2, want: `ponens sql: --format: must be table, json or csv, got "xml"`},
 		{name: "sql without the engine", args: []string{"sql", "--store", store, "SELECT 1"}, env: []string{"PONENS_CHDB_LIB=/nonexistent/libchdb.so"}, code: 3,
 			want: "ponens sql: store " + store + ": the embedded ClickHouse engine (libchdb.so) is not installed: /nonexistent/libchdb.so: not found; install it with `make deps`"},

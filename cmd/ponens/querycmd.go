@@ -51,6 +51,9 @@ alerts bucket, connecting as admin to --url (nats.url), or to a running
 			defer stop()
 			log := newLogger(cmd, cfg.Log.Level)
 			setMemoryLimit(cfg.Runtime, log)
+			if err := storeExists(cfg.Store); err != nil {
+				return err
+			}
 			st, closeStore, err := openStore(cfg.Store)
 			if err != nil {
 				return storeExit(cfg.Store, err, "")

@@ -171,7 +171,11 @@ func TestQueryCommand(t *testing.T) {
 	if len(ids) != 5 || !ids["fleet-run-2"] { // two reference traces and fleet.jsonl's three runs
 		t.Fatalf("/v1/runs lists %v, want the five checked runs", ids)
 	}
-	r := runBinary(t, "../..", nil, "query", "--rules", "examples/rules", "--store", filepath.Join(work, "other"), "--listen", addr)
+	other := filepath.Join(work, "other")
+	if err := os.MkdirAll(other, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := runBinary(t, "../..", nil, "query", "--rules", "examples/rules", "--store", other, "--listen", addr)
 	if r.code != exitBadInput || !strings.Contains(r.stderr, "query.listen") {
 		t.Fatalf("query on a taken address: exit %d, want 2 naming query.listen\n%s", r.code, r.stderr)
 	}

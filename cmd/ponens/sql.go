@@ -2,6 +2,8 @@ package main
 
 import (
 	"errors"
+	"io/fs"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -52,6 +54,9 @@ use by another process (stop ponens serve first).`,
 			if cfg.Store.DSN != "" {
 				return sqlServer(cmd, cfg.Store, args[0], format)
 			}
+			if err := storeExists(cfg.Store); err != nil {
+				return err
+			}
 			e, err := analytics.Open(chdb.Options{Lib: cfg.Store.Lib, Path: cfg.Store.Path})
 			if err != nil {
 				return exitWith(exitUnavailable, "store %s: %v", cfg.Store.Path, err)
@@ -90,4 +95,17 @@ func sqlServer(cmd *cobra.Command, c config.StoreConfig, sql, format string) err
 	}
 	_, err = cmd.OutOrStdout().Write(out)
 	return err
+}
+
+// storeExists refuses an embedded store directory that does not exist, for
+// the commands that only read a store: opening it would make an empty one,
+// and a mistyped path would answer nothing instead of an error.
+func storeExists(c config.StoreConfig) error {
+	if c.DSN != "" {
+		return nil
+	}
+	if _, err := os.Stat(c.Path); errors.Is(err, fs.ErrNotExist) {
+		return exitWith(exitBadInput, "store.path (--store) %s: no store there (ponens serve, ponens sink and ponens check --store write one)", c.Path)
+	}
+	return nil
 }

@@ -54,10 +54,14 @@ func authorize(tokens []Token, next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		given, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || given == "" {
+		given, ok := bearer(r.Header.Get("Authorization"))
+		if !ok {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="ponens"`)
-			writeError(w, &Error{Type: ErrUnauthorized, Msg: "this service requires a token: send Authorization: Bearer <token>"})
+			msg := "this service requires a token: send Authorization: Bearer <token>"
+			if r.Header.Get("Authorization") != "" {
+				msg = "the Authorization header is not a bearer token: send Authorization: Bearer <token>"
+			}
+			writeError(w, &Error{Type: ErrUnauthorized, Msg: msg})
 			return
 		}
 		sum := sha256.Sum256([]byte(given))
@@ -88,4 +92,12 @@ func (s *Server) requireAdmin(r *http.Request) error {
 		return nil
 	}
 	return &Error{Type: ErrForbidden, Msg: "token " + safe(t.Name) + " has scope " + safe(t.Scope) + ": " + r.Pattern + " needs a token of scope admin"}
+}
+
+// bearer is the token of an Authorization header of the Bearer scheme,
+// whose name is case-insensitive (RFC 7235).
+func bearer(header string) (string, bool) {
+	scheme, token, ok := strings.Cut(strings.TrimSpace(header), " ")
+	token = strings.TrimSpace(token)
+	return token, ok && strings.EqualFold(scheme, "Bearer") && token != ""
 }

@@ -42,6 +42,8 @@ func TestTokens(t *testing.T) {
 		{"not bearer", "/v1/runs", "Basic czNjcmV0", 401, `"errorType":"unauthorized"`},
 		{"wrong token", "/v1/runs", "Bearer s3cret2", 401, "not one of query.tokens"},
 		{"the token", "/v1/runs", "Bearer s3cret", 200, `"status":"success"`},
+		{"the scheme in lower case", "/v1/runs", "bearer s3cret", 200, `"status":"success"`},
+		{"another scheme", "/v1/runs", "Basic czNjcmV0", 401, "not a bearer token"},
 		{"health without a token", "/healthz", "", 200, "ok"},
 	} {
 		req, _ := http.NewRequest("GET", ts.URL+c.path, nil)

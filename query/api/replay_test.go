@@ -45,3 +45,19 @@ func TestReplayedRunReadOnce(t *testing.T) {
 		t.Errorf("verdicts of a run stored twice: %d, %d lines:\n%s", code, lines, body)
 	}
 }
+
+// A selection by a rule neither the manifest nor a stored verdict names is
+// not_found on every route that takes one, as the summary's is: not an
+// answer in which the rule holds everywhere.
+func TestUnknownRuleRefused(t *testing.T) {
+	ts := newTestServer(t)
+	for _, path := range []string{"/v1/rules/nope/stats", "/v1/runs?rule=nope", "/v1/summary?rule=nope", "/v1/export?what=verdicts&rule=nope", "/v1/runs?rule=a&rule=nope"} {
+		code, body := get(t, ts.URL+path)
+		if code != 404 || !strings.Contains(string(body), `rule \"nope\": neither the rule manifest nor a stored verdict names it`) {
+			t.Errorf("GET %s: %d %s", path, code, body)
+		}
+	}
+	if code, body := get(t, ts.URL+"/v1/runs?rule=a"); code != 200 {
+		t.Errorf("GET /v1/runs?rule=a: %d %s", code, body)
+	}
+}

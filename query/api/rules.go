@@ -118,6 +118,9 @@ type StatsOptions struct {
 // are on, per bucket of o.Step (by the verdict's time); buckets without a
 // violation are left out.
 func (s *Server) RuleStats(ctx context.Context, rule string, o StatsOptions) (*RuleStats, error) {
+	if err := s.rulesKnown(ctx, []string{rule}); err != nil {
+		return nil, err
+	}
 	st := newStmt("SELECT toInt64(toUnixTimestamp(toStartOfInterval(ts, toIntervalSecond(")
 	st.sql(st.arg("UInt32", strconv.Itoa(int(o.Step/time.Second))))
 	st.sql(")))) * 1000 AS ms, uniqExact(run_id, seq) AS violations, uniqExact(run_id) AS runs FROM verdicts WHERE rule_id = " + st.str(rule) + " AND status = 'violated'")

@@ -132,6 +132,9 @@ func (r runRow) run() Run {
 
 // Runs lists the runs of a selection, newest first, a page at a time.
 func (s *Server) Runs(ctx context.Context, o RunsOptions) (*RunPage, error) {
+	if err := s.rulesKnown(ctx, o.Rules); err != nil {
+		return nil, err
+	}
 	cur, err := decodeCursor(o.Cursor)
 	if err != nil {
 		return nil, err

@@ -360,6 +360,10 @@ func (s *Server) serveExport(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	if err := s.rulesKnown(r.Context(), o.Rules); err != nil {
+		writeError(w, err)
+		return
+	}
 	b, err := s.Export(r.Context(), o)
 	if err != nil {
 		writeError(w, err)

@@ -120,6 +120,17 @@ func (s *Server) summaryRuns(ctx context.Context, sel Selection) ([]string, erro
 	return out, nil
 }
 
+// rulesKnown is not_found for the first of ids that neither the rule
+// manifest nor a stored verdict names: a selection by an unknown rule is
+// refused, not answered as if the rule held everywhere.
+func (s *Server) rulesKnown(ctx context.Context, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	_, err := s.summaryRules(ctx, ids, nil)
+	return err
+}
+
 // summaryRules is the rule manifest of a summary of runs: the rules asked
 // for (ids) in their order, else the configured manifest and then the
 // other rules with a verdict on runs. A rule known neither to the

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -122,5 +123,18 @@ func TestGoSignalsAfterOpen(t *testing.T) {
 	}
 	if s := <-ch; s != syscall.SIGTERM {
 		t.Fatalf("got %v", s)
+	}
+}
+
+// A library path without a directory is a file in the working directory,
+// not a name the dynamic loader searches its paths for.
+func TestLibPathRelative(t *testing.T) {
+	t.Chdir(t.TempDir())
+	wd, _ := os.Getwd()
+	if got, want := LibPath("libchdb.so"), filepath.Join(wd, "libchdb.so"); got != want {
+		t.Errorf("LibPath(libchdb.so) = %q, want %q", got, want)
+	}
+	if got := LibPath("/opt/chdb/libchdb.so"); got != "/opt/chdb/libchdb.so" {
+		t.Errorf("an absolute path changed: %q", got)
 	}
 }

@@ -33,10 +33,15 @@ func DefaultLibPath() string {
 }
 
 // LibPath resolves where the library is: configured when not empty, else
-// PONENS_CHDB_LIB, else CHDB_LIB_PATH, else DefaultLibPath.
+// PONENS_CHDB_LIB, else CHDB_LIB_PATH, else DefaultLibPath. A relative
+// path is a file from the working directory (as a user means it), not a
+// name for the dynamic loader to search its library paths for.
 func LibPath(configured string) string {
 	for _, p := range []string{configured, os.Getenv("PONENS_CHDB_LIB"), os.Getenv("CHDB_LIB_PATH")} {
 		if p != "" {
+			if abs, err := filepath.Abs(p); err == nil {
+				return abs
+			}
 			return p
 		}
 	}
