@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -60,8 +61,13 @@ nats.listen, as admin. Exit 0, 2 on bad flags, 3 when NATS cannot be
 reached.`,
 		Example: `  ponens alerts subscribe oncall --webhook https://hooks.example.com/ponens --secret k3y --rule 'tests_*'
   ponens alerts list --url nats://127.0.0.1:4222`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return exitWith(exitBadInput, "unknown command %q (see %s --help)", args[0], cmd.CommandPath())
+			}
+			return cmd.Help()
+		},
 	}
 	cmd.AddCommand(newAlertsSubscribeCommand(), newAlertsListCommand(), newAlertsDeleteCommand(),
 		newAlertsTestCommand(), newAlertsTailCommand(), newAlertsSilenceCommand())
@@ -180,8 +186,10 @@ func newAlertsDeleteCommand() *cobra.Command {
 				key = "silence." + args[0]
 			}
 			return withAlerts(cmd, func(ctx context.Context, _ *nats.Conn, _ schema.Subjects, kv natsjs.KeyValue) error {
-				if err := alert.Delete(ctx, kv, key); err != nil {
-					return exitWith(exitBadInput, "%v", err)
+				if err := alert.Delete(ctx, kv, key); errors.Is(err, natsjs.ErrKeyNotFound) {
+					return exitWith(exitBadInput, "%s: not stored", key)
+				} else if err != nil {
+					return exitWith(exitUnavailable, "%v", err)
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "%s deleted\n", key)
 				return nil

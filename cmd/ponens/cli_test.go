@@ -277,7 +277,11 @@ func TestCLIExitCodes(t *testing.T) {
 		{name: "alerts silence", args: []string{"alerts", "silence", "deploy", "--url", url, "--for", "1h", "--rule", "tests_*"}, want: "silence deploy until"},
 		{name: "alerts list", args: []string{"alerts", "list", "--url", url}, want: `"subject":"ponens.notify.team"`},
 		{name: "alerts delete", args: []string{"alerts", "delete", "bus", "--url", url}, want: "sub.bus deleted"},
-		{name: "alerts delete unknown", args: []string{"alerts", "delete", "bus", "--url", url}, code: 2, want: "ponens alerts delete: sub.bus: nats: key not found"},
+		{name: "alerts delete unknown", args: []string{"alerts", "delete", "bus", "--url", url}, code: 2, want: "ponens alerts delete: sub.bus: not stored"},
+		{name: "run without an id", args: []string{"run", ""}, code: 2, want: "ponens run: no run id given (ponens runs lists them)"},
+		{name: "alerts unknown command", args: []string{"alerts", "frob"}, code: 2, want: `ponens alerts: unknown command "frob" (see ponens alerts --help)`},
+		{name: "alerts subscribe subject outside notify", args: []string{"alerts", "subscribe", "x", "--subject", "foo.bar", "--url", url}, code: 2, want: "ponens alerts subscribe: subscription x: field subject: the alert stage publishes only under ponens.notify., got \"foo.bar\""},
+		{name: "alerts subscribe bad webhook", args: []string{"alerts", "subscribe", "x", "--webhook", "not a url", "--url", url}, code: 2, want: "field webhook: want an http or https URL with a host"},
 
 		{name: "manifest", args: []string{"manifest", "--url", url}, want: "tests_before_commit"},
 		{name: "manifest service down", args: []string{"manifest", "--url", down}, code: 3, want: "ponens manifest: connect to " + down},

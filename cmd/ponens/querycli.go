@@ -246,10 +246,13 @@ each rule's current status (and the event of its last transition), and
 its timeline, each event with the verdict transitions it caused. --output
 json prints {"detail": …, "timeline": …} as the service answers them; csv
 prints the timeline, one event a row, its verdicts as rule=status.`,
-		Example: `  ponens run demo-agent-000-run-0001
-  ponens run demo-agent-000-run-0001 --output json`,
+		Example: `  ponens run demo-1-mx7cn2of-agent-000-run-0001
+  ponens run demo-1-mx7cn2of-agent-000-run-0001 --output json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if strings.TrimSpace(args[0]) == "" {
+				return exitWith(exitBadInput, "no run id given (ponens runs lists them)")
+			}
 			c, err := f.client(cmd)
 			if err != nil {
 				return err
