@@ -26,10 +26,11 @@ type LiveVerdict struct {
 
 // Live follows the verdicts as the workers publish them: Follow calls fn
 // with each one until ctx ends, and returns when it does (or at once with
-// an error when it cannot follow). fn may be called from another
+// an error when it cannot follow); it calls ready once what is published
+// from then on reaches fn. fn may be called from another
 // goroutine and must not block for long.
 type Live interface {
-	Follow(ctx context.Context, fn func(LiveVerdict)) error
+	Follow(ctx context.Context, fn func(LiveVerdict), ready func()) error
 }
 
 // AlertFeed follows the alerts of a stream subscription as the alert stage
@@ -37,7 +38,7 @@ type Live interface {
 // A Live that is one too gives the service GET
 // /v1/subscriptions/{id}/stream.
 type AlertFeed interface {
-	FollowAlerts(ctx context.Context, id string, fn func([]byte)) error
+	FollowAlerts(ctx context.Context, id string, fn func([]byte), ready func()) error
 }
 
 // alertStream answers GET /v1/subscriptions/{id}/stream: the alerts of the
@@ -64,8 +65,8 @@ func (s *Server) alertStream(feed AlertFeed) http.HandlerFunc {
 			writeError(w, &Error{Type: ErrBadData, Msg: fmt.Sprintf("subscription %s sends its alerts elsewhere: only a subscription with \"stream\": true streams here", safe(id))})
 			return
 		}
-		s.serveEvents(w, r, "ponens alerts of subscription "+id, "alert", func(ctx context.Context, push func([]byte)) error {
-			return feed.FollowAlerts(ctx, id, push)
+		s.serveEvents(w, r, "ponens alerts of subscription "+id, "alert", func(ctx context.Context, push func([]byte), ready func()) error {
+			return feed.FollowAlerts(ctx, id, push, ready)
 		})
 	}
 }
@@ -144,24 +145,25 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	s.serveEvents(w, r, "ponens verdicts", "verdict", func(ctx context.Context, push func([]byte)) error {
+	s.serveEvents(w, r, "ponens verdicts", "verdict", func(ctx context.Context, push func([]byte), ready func()) error {
 		return s.opts.Live.Follow(ctx, func(lv LiveVerdict) {
 			var v schema.VerdictEvent
 			if json.Unmarshal(lv.Data, &v) != nil || !f.match(&v, lv) {
 				return
 			}
 			push(withRoute(lv.Data, lv))
-		})
+		}, ready)
 	})
 }
 
 // serveEvents answers with a server-sent event stream: a comment line
-// (hello), then each line follow pushes as an event named name, a
+// (hello) once follow is ready (subscribed: what is published after the
+// client read it reaches the client), then each line follow pushes as an event named name, a
 // keep-alive comment every streamKeepAlive, and a "dropped" event with the
 // count of lines a slow client missed. It ends when the client goes, the
 // service shuts down, or follow returns (NATS went away: the client
 // reconnects).
-func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request, hello, name string, follow func(ctx context.Context, push func([]byte)) error) {
+func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request, hello, name string, follow func(ctx context.Context, push func([]byte), ready func()) error) {
 	flusher, ok := w.(http.Flusher)
 	if !ok {
 		writeError(w, &Error{Type: ErrInternal, Msg: "the connection cannot stream"})
@@ -172,6 +174,7 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request, hello, name
 	events := make(chan []byte, 1024)
 	var dropped atomic.Int64
 	followed := make(chan error, 1)
+	subscribed := make(chan struct{})
 	go func() {
 		followed <- follow(ctx, func(line []byte) {
 			select {
@@ -179,8 +182,16 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request, hello, name
 			default:
 				dropped.Add(1)
 			}
-		})
+		}, func() { close(subscribed) })
 	}()
+	select {
+	case <-subscribed:
+	case err := <-followed:
+		writeError(w, &Error{Type: ErrUnavailable, Msg: "the live stream could not be followed", Err: err})
+		return
+	case <-ctx.Done():
+		return
+	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"time"
 
 	"github.com/nats-io/nats.go"
 
@@ -19,26 +20,30 @@ type NATSLive struct {
 }
 
 // Follow subscribes until ctx ends.
-func (l NATSLive) Follow(ctx context.Context, fn func(LiveVerdict)) error {
-	sub, err := l.Conn.Subscribe(l.Subjects.VerdictsIn(), func(m *nats.Msg) {
+func (l NATSLive) Follow(ctx context.Context, fn func(LiveVerdict), ready func()) error {
+	return l.follow(ctx, l.Subjects.VerdictsIn(), func(m *nats.Msg) {
 		fn(LiveVerdict{Data: m.Data, Agent: m.Header.Get(schema.HeaderAgent), Project: m.Header.Get(schema.HeaderProject), Severity: m.Header.Get(schema.HeaderSeverity)})
-	})
+	}, ready)
+}
+
+// follow subscribes to subject, calls ready once the server has the
+// subscription, and unsubscribes when ctx ends.
+func (l NATSLive) follow(ctx context.Context, subject string, fn nats.MsgHandler, ready func()) error {
+	sub, err := l.Conn.Subscribe(subject, fn)
 	if err != nil {
 		return err
 	}
 	defer sub.Unsubscribe()
+	if err := l.Conn.FlushTimeout(5 * time.Second); err != nil {
+		return err
+	}
+	ready()
 	<-ctx.Done()
 	return nil
 }
 
 // FollowAlerts subscribes to the alerts of the stream subscription id
 // (alert.StreamSubject) until ctx ends.
-func (l NATSLive) FollowAlerts(ctx context.Context, id string, fn func([]byte)) error {
-	sub, err := l.Conn.Subscribe(alert.StreamSubject(l.Subjects, id), func(m *nats.Msg) { fn(m.Data) })
-	if err != nil {
-		return err
-	}
-	defer sub.Unsubscribe()
-	<-ctx.Done()
-	return nil
+func (l NATSLive) FollowAlerts(ctx context.Context, id string, fn func([]byte), ready func()) error {
+	return l.follow(ctx, alert.StreamSubject(l.Subjects, id), func(m *nats.Msg) { fn(m.Data) }, ready)
 }
