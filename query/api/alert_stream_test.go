@@ -58,20 +58,11 @@ func TestSubscriptionStream(t *testing.T) {
 	}
 	n := alert.NewNotifier(nc, kv)
 	n.Subjects = sub
-	// The stream keeps nothing for a client not yet subscribed: test
-	// alerts go until one arrives.
-	sent := make(chan struct{})
-	defer func() { cancel(); <-sent }()
-	go func() {
-		defer close(sent)
-		for rctx.Err() == nil {
-			if st, err := n.Test(rctx, "live"); (err != nil || st.Error != "") && rctx.Err() == nil {
-				t.Errorf("test alert: %+v, %v", st, err)
-				return
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	}()
+	// The opening line is written once the stream's subscription exists,
+	// so one test alert sent now must arrive.
+	if st, err := n.Test(rctx, "live"); err != nil || st.Error != "" {
+		t.Fatalf("test alert: %+v, %v", st, err)
+	}
 	var event, data string
 	for data == "" {
 		l, err := rd.ReadString('\n')
