@@ -72,28 +72,13 @@ func (s *Server) Fleet(ctx context.Context, o FleetOptions) (*Fleet, error) {
 		out.Since = ""
 	}
 	var err error
-	if out.Runs, err = s.fleetRuns(ctx, sel); err != nil {
+	if out.Runs, out.Agents, err = s.fleetRunsByAgent(ctx, sel); err != nil {
 		return nil, err
 	}
 	if out.TopRules, out.ViolationsOverTime, err = s.fleetViolations(ctx, o); err != nil {
 		return nil, err
 	}
-	if out.Agents, err = s.fleetAgents(ctx, sel); err != nil {
-		return nil, err
-	}
 	return out, nil
-}
-
-func (s *Server) fleetRuns(ctx context.Context, sel Selection) (FleetRuns, error) {
-	st := newStmt(`SELECT count() AS total, countIf(ended_ms = 0) AS open, countIf(ended_ms > 0) AS ended, countIf(s.run_id != '') AS violated
-FROM (SELECT run_id, toUnixTimestamp64Milli(max(ended_at)) AS ended_ms FROM runs GROUP BY run_id HAVING 1`)
-	windowed(st, sel)
-	st.sql(`) AS r LEFT JOIN (SELECT DISTINCT run_id FROM run_rule_status FINAL WHERE status = 'violated') AS s ON r.run_id = s.run_id`)
-	rs, err := rows[FleetRuns](ctx, s.store, st)
-	if err != nil || len(rs) == 0 {
-		return FleetRuns{}, storeError(err)
-	}
-	return rs[0], nil
 }
 
 // fleetViolations reads violations_rule_hour: per rule and bucket, then
@@ -149,18 +134,33 @@ func (s *Server) fleetViolations(ctx context.Context, o FleetOptions) ([]RuleVio
 	return top, series, nil
 }
 
-func (s *Server) fleetAgents(ctx context.Context, sel Selection) ([]AgentCompliance, error) {
-	st := newStmt(`SELECT toString(r.agent) AS agent, uniqExact(r.run_id) AS runs, uniqExactIf(r.run_id, s.run_id != '') AS violating, 1 - violating / runs AS compliance
-FROM (SELECT run_id, max(agent) AS agent FROM runs GROUP BY run_id HAVING 1`)
+// fleetRunsByAgent reads the runs started in the window once, joined to
+// the runs with a violated rule: per agent its runs, those open, ended
+// and violating; the fleet's counts are their sums.
+func (s *Server) fleetRunsByAgent(ctx context.Context, sel Selection) (FleetRuns, []AgentCompliance, error) {
+	st := newStmt(`SELECT toString(r.agent) AS agent, count() AS runs, countIf(r.ended_ms = 0) AS open, countIf(r.ended_ms > 0) AS ended,
+    countIf(s.run_id != '') AS violating, 1 - violating / runs AS compliance
+FROM (SELECT run_id, max(agent) AS agent, toUnixTimestamp64Milli(max(ended_at)) AS ended_ms FROM runs GROUP BY run_id HAVING 1`)
 	windowed(st, sel)
 	st.sql(`) AS r LEFT JOIN (SELECT DISTINCT run_id FROM run_rule_status FINAL WHERE status = 'violated') AS s ON r.run_id = s.run_id
 GROUP BY agent ORDER BY compliance, agent`)
-	rs, err := rows[AgentCompliance](ctx, s.store, st)
+	type row struct {
+		AgentCompliance
+		Open  uint64 `json:"open"`
+		Ended uint64 `json:"ended"`
+	}
+	rs, err := rows[row](ctx, s.store, st)
 	if err != nil {
-		return nil, storeError(err)
+		return FleetRuns{}, nil, storeError(err)
 	}
-	if rs == nil {
-		rs = []AgentCompliance{}
+	var total FleetRuns
+	agents := make([]AgentCompliance, len(rs))
+	for i, r := range rs {
+		agents[i] = r.AgentCompliance
+		total.Total += r.Runs
+		total.Open += r.Open
+		total.Ended += r.Ended
+		total.Violated += r.Violating
 	}
-	return rs, nil
+	return total, agents, nil
 }

@@ -8,7 +8,13 @@
 // The rows measure queries, not semantics: a rule's later transition in a
 // run does not follow from its earlier one.
 //
-//	go run ./internal/gen/storegen -store /tmp/scale -rules examples/rules -runs 1000000 -verdicts 10
+// With -record, the run of a trace file is stored again -record-runs
+// times besides (run ids record-0, record-1, …), through the sink's
+// appender and the record-entry writer, so that the record queries have
+// records to read.
+//
+//	go run ./internal/gen/storegen -store /tmp/scale -rules examples/rules -runs 1000000 -verdicts 10 \
+//	    -record examples/record/payments.json -record-runs 1000
 package main
 
 import (
@@ -30,10 +36,18 @@ func main() {
 	days := flag.Int("days", 7, "the runs start evenly over this many days before -end")
 	end := flag.String("end", time.Now().UTC().Truncate(time.Hour).Format(time.RFC3339), "when the last run starts (RFC 3339)")
 	violated := flag.Float64("violated", 0.05, "share of the transitions that are violations")
+	recordFile := flag.String("record", "", "a trace file whose run is stored again -record-runs times, record entries included")
+	recordRuns := flag.Int("record-runs", 1000, "copies of the -record run")
 	flag.Parse()
 	if err := run(*store, *rules, *runs, *perRun, *days, *end, *violated); err != nil {
 		fmt.Fprintln(os.Stderr, "storegen:", err)
 		os.Exit(1)
+	}
+	if *recordFile != "" {
+		if err := storeRecords(*store, *recordFile, *recordRuns); err != nil {
+			fmt.Fprintln(os.Stderr, "storegen:", err)
+			os.Exit(1)
+		}
 	}
 }
 
