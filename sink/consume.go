@@ -57,6 +57,10 @@ type Options struct {
 	// written there. An error hands the batch back, as a failed commit
 	// does; the batch comes again and Ended is called again.
 	Ended func(ctx context.Context, runs []string) error
+	// BeforeAck, when set, is called after a batch is committed and before
+	// it is acknowledged: the window where a crash delivers a stored batch
+	// again. Fault tests hold the sink there to kill it.
+	BeforeAck func(kind Kind, messages int)
 }
 
 // Stats counts what a sink did, per kind of stream; its fields may be read
@@ -176,6 +180,9 @@ func Consume(ctx context.Context, src *source.Source, kind Kind, st Appendable, 
 		o.Stats.Rows.Add(uint64(n))
 		o.Stats.Lag.Store(b.Lag())
 		o.Metrics.committed(kind, n, time.Since(began), b.Lag())
+		if o.BeforeAck != nil {
+			o.BeforeAck(kind, len(b.Msgs))
+		}
 		if err := b.Ack(ctx); err != nil && ctx.Err() == nil {
 			log.Warn("store: the ack was not confirmed; the batch may come again (its rows are replaced, not added)", "err", err)
 		}

@@ -2,20 +2,23 @@ package main
 
 import (
 	"errors"
-	"github.com/ponens/ponens/monitor"
-	"github.com/ponens/ponens/policy/ruleset"
-	"github.com/ponens/ponens/query/api"
-	"github.com/ponens/ponens/query/dashboard"
-	"github.com/ponens/ponens/sink/file"
+	"fmt"
 	"log/slog"
+	"os"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
 	"github.com/ponens/ponens/config"
 	"github.com/ponens/ponens/internal/pipeline"
+	"github.com/ponens/ponens/monitor"
+	"github.com/ponens/ponens/policy/ruleset"
+	"github.com/ponens/ponens/query/api"
+	"github.com/ponens/ponens/query/dashboard"
 	"github.com/ponens/ponens/sink"
 	"github.com/ponens/ponens/sink/chdb"
+	"github.com/ponens/ponens/sink/file"
 )
 
 // registerServeStore registers serve's store flags.
@@ -46,7 +49,25 @@ func serveStore(cmd *cobra.Command, cfg config.Config, reg prometheus.Registerer
 // sinkOptions are the sink's options under cfg, into st.
 func sinkOptions(cfg config.Config, st *openedStore, m *sink.Metrics) *pipeline.SinkOptions {
 	return &pipeline.SinkOptions{Store: st.Appendable, Where: st.where, Records: st.querier,
-		Sink: sink.Options{BatchRows: cfg.Store.BatchRows, FlushEvery: cfg.Store.FlushEvery, AckWait: cfg.Store.AckWait, Metrics: m}}
+		Sink: sink.Options{BatchRows: cfg.Store.BatchRows, FlushEvery: cfg.Store.FlushEvery, AckWait: cfg.Store.AckWait, Metrics: m,
+			BeforeAck: holdAck(os.Getenv(holdAckEnv))}}
+}
+
+// holdAckEnv names the fault-test setting that holds the sink, after each
+// committed batch, for that long before the batch is acknowledged, so a
+// test can kill it where a crash stores a batch twice.
+const holdAckEnv = "PONENS_FAULT_HOLD_ACK"
+
+// holdAck is the sink's BeforeAck for the duration d ("" or invalid: none).
+func holdAck(d string) func(sink.Kind, int) {
+	hold, err := time.ParseDuration(d)
+	if err != nil || hold <= 0 {
+		return nil
+	}
+	return func(kind sink.Kind, messages int) {
+		fmt.Fprintf(os.Stderr, "ponens: %s: %d messages committed, holding the ack for %s (%s)\n", kind, messages, hold, holdAckEnv)
+		time.Sleep(hold)
+	}
 }
 
 // queryServer is the query service serve runs on query.listen over the
