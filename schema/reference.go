@@ -44,6 +44,15 @@ func DecodeReference(name string, data []byte) ([]Event, error) {
 // or left out (an evidence entry that is not an object, …). Each names the
 // value and says how it was read; the trace is converted all the same.
 func DecodeReferenceWarn(name string, data []byte) ([]Event, DecodeErrors, error) {
+	if events, ok := decodeReferenceFast(data); ok {
+		return events, nil, nil
+	}
+	return decodeReferenceSlow(name, data)
+}
+
+// decodeReferenceSlow is DecodeReferenceWarn through refDecoder.decode,
+// which finds and places every problem and warning.
+func decodeReferenceSlow(name string, data []byte) ([]Event, DecodeErrors, error) {
 	d := refDecoder{data: data}
 	events := d.decode()
 	if len(d.problems) > 0 {
@@ -65,11 +74,22 @@ type warning struct {
 	read string // e.g. "read as ProcessCompleted"
 }
 
-// refEvent is an event under construction and the path of what it came
-// from in the trace, e.g. "actions[3]", for errors.
+// refEvent is an event under construction and where in the trace it
+// came from, for errors: the top-level member list and the index in it
+// (-1 for the member itself), e.g. "actions" and 3; list is "" for
+// run.start.
 type refEvent struct {
 	Event
-	origin string
+	list  string
+	index int
+}
+
+// origin is the path of what e came from, e.g. "actions[3]".
+func (e *refEvent) origin() string {
+	if e.index < 0 {
+		return e.list
+	}
+	return e.list + "[" + strconv.Itoa(e.index) + "]"
 }
 
 // fail records a problem with the value at fe.Field.
@@ -164,19 +184,25 @@ func (d *refDecoder) decode() []Event {
 		path := fmt.Sprintf("residuals[%d]", i)
 		if obj, ok := d.lenientObject(raw, path); ok {
 			r := &Artifact{ID: residualID(obj, i), Type: "Residual", Payload: raw}
-			tail = append(tail, refEvent{Event{Type: TypeResidual, Residual: r}, path})
+			tail = append(tail, refEvent{Event{Type: TypeResidual, Residual: r}, "residuals", i})
 		}
 	}
 	for i, raw := range d.list(top, "telemetry", false) {
-		tail = append(tail, refEvent{Event{Type: TypeTelemetry, Telemetry: raw}, fmt.Sprintf("telemetry[%d]", i)})
+		tail = append(tail, refEvent{Event{Type: TypeTelemetry, Telemetry: raw}, "telemetry", i})
 	}
 	tail = append(tail, d.end(top["outcome"]))
 	if len(d.problems) > 0 {
 		return nil
 	}
+	return d.assemble(start, actions, artifacts, tail)
+}
 
-	events := []refEvent{{Event: Event{Type: TypeRunStart, Start: start}}}
-	events = append(events, order(actions, artifacts)...)
+// assemble puts the events in order, numbers and stamps them, and
+// validates them, recording problems.
+func (d *refDecoder) assemble(start *RunStart, actions []*refAction, artifacts []*refArtifact, tail []refEvent) []Event {
+	events := make([]refEvent, 0, 1+len(actions)+len(artifacts)+len(tail))
+	events = append(events, refEvent{Event: Event{Type: TypeRunStart, Start: start}})
+	events = order(events, actions, artifacts)
 	events = append(events, tail...)
 	out := make([]Event, len(events))
 	stamps := timestamps(events)
@@ -186,7 +212,7 @@ func (d *refDecoder) decode() []Event {
 		if err := e.Validate(); err != nil {
 			var fe *FieldError
 			errors.As(err, &fe)
-			fe.Field = refPath(e.origin, fe.Field)
+			fe.Field = refPath(e.origin(), fe.Field)
 			if fe.Field == "trace_id" && badRunID {
 				continue // every event has it: once is enough
 			}
@@ -241,7 +267,7 @@ func (d *refDecoder) start(top map[string]json.RawMessage) *RunStart {
 // type; one whose type is missing or unknown, or that is not an object,
 // ends the run as completed too, with a warning.
 func (d *refDecoder) end(raw json.RawMessage) refEvent {
-	finish := refEvent{Event{Type: TypeRunFinish, End: &RunEnd{Outcome: raw}}, "outcome"}
+	finish := refEvent{Event{Type: TypeRunFinish, End: &RunEnd{Outcome: raw}}, "outcome", -1}
 	if raw == nil || isNull(raw) {
 		finish.End = &RunEnd{Implied: true}
 		return finish
@@ -249,7 +275,7 @@ func (d *refDecoder) end(raw json.RawMessage) refEvent {
 	var name string
 	if json.Unmarshal(raw, &name) == nil {
 		if t, known := outcomeTypes[name]; known {
-			return refEvent{Event{Type: t, End: &RunEnd{Outcome: raw}}, "outcome"}
+			return refEvent{Event{Type: t, End: &RunEnd{Outcome: raw}}, "outcome", -1}
 		}
 		d.warn(&FieldError{Field: "outcome", Err: ErrInvalidValue, Expected: "an object with a type: " + outcomeList, Got: describeRaw(raw)}, "the run ends as completed")
 		return finish
@@ -273,11 +299,15 @@ func (d *refDecoder) end(raw json.RawMessage) refEvent {
 	return finish
 }
 
-// refAction is an action of the trace and the members it came from.
+// refAction is an action of the trace and the members it came from:
+// obj from refDecoder; from refFast (fast), the status and outputs
+// members, which go into Extra if the action ends up without them.
 type refAction struct {
 	Action
-	obj   map[string]json.RawMessage
-	index int
+	obj             map[string]json.RawMessage
+	index           int
+	fast            bool
+	status, outputs json.RawMessage
 }
 
 // actions decodes the actions and sorts them by id. Their Outputs and Extra
@@ -347,27 +377,53 @@ func finishActions(actions []*refAction, artifacts []*refArtifact) {
 		}
 	}
 	for _, a := range actions {
-		outputs := append(a.Outputs, produced[a.ID]...)
-		seen := make(map[string]bool, len(outputs))
-		a.Outputs = nil
-		for _, id := range outputs {
-			if !seen[id] {
-				seen[id] = true
-				a.Outputs = append(a.Outputs, id)
-			}
-		}
+		a.Outputs = unique(append(a.Outputs, produced[a.ID]...))
 		if a.Status == "" {
 			a.Status = DeriveStatus(a.ResultSummary)
 		}
-		a.Extra = leftovers(a.obj, &a.Action)
+		if !a.fast {
+			a.Extra = leftovers(a.obj, &a.Action)
+			continue
+		}
+		if a.status != nil && a.Status == "" {
+			a.Extra = withMember(a.Extra, "status", a.status)
+		}
+		if a.outputs != nil && len(a.Outputs) == 0 {
+			a.Extra = withMember(a.Extra, "outputs", a.outputs)
+		}
 	}
 }
 
-// order interleaves actions and artifacts: each action followed by the
-// artifacts it produced, in file order; an artifact with no producer in the
-// trace just before the first action that takes it as input (by id or
-// name), or first of all when no action does.
-func order(actions []*refAction, artifacts []*refArtifact) []refEvent {
+// unique returns ids without repeats, in order, or nil when ids is empty.
+func unique(ids []string) []string {
+	if len(ids) == 0 {
+		return nil
+	}
+	seen := make(map[string]bool, len(ids))
+	var out []string
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// withMember returns m with m[key] = raw, making m if it is nil.
+func withMember(m map[string]json.RawMessage, key string, raw json.RawMessage) map[string]json.RawMessage {
+	if m == nil {
+		m = make(map[string]json.RawMessage)
+	}
+	m[key] = raw
+	return m
+}
+
+// order appends to events the actions and artifacts interleaved: each
+// action followed by the artifacts it produced, in file order; an artifact
+// with no producer in the trace just before the first action that takes it
+// as input (by id or name), or first of all when no action does.
+func order(events []refEvent, actions []*refAction, artifacts []*refArtifact) []refEvent {
 	pos := make(map[int64]int, len(actions))       // action id → position
 	firstUse := make(map[string]int, len(actions)) // input → first position
 	for i, a := range actions {
@@ -395,16 +451,15 @@ func order(actions []*refAction, artifacts []*refArtifact) []refEvent {
 		}
 		before[use] = append(before[use], art)
 	}
-	var events []refEvent
 	emit := func(arts []*refArtifact) {
 		for _, art := range arts {
-			events = append(events, refEvent{Event{Type: TypeArtifact, Artifact: &art.Artifact}, fmt.Sprintf("artifacts[%d]", art.index)})
+			events = append(events, refEvent{Event{Type: TypeArtifact, Artifact: &art.Artifact}, "artifacts", art.index})
 		}
 	}
 	emit(before[len(actions)])
 	for i, a := range actions {
 		emit(before[i])
-		events = append(events, refEvent{Event{Type: TypeAction, Action: &a.Action}, fmt.Sprintf("actions[%d]", a.index)})
+		events = append(events, refEvent{Event{Type: TypeAction, Action: &a.Action}, "actions", a.index})
 		emit(after[i])
 	}
 	return events
@@ -443,6 +498,9 @@ func timestamps(events []refEvent) []time.Time {
 // parseTime parses an RFC 3339 timestamp, returning the zero time when s is
 // not one.
 func parseTime(s string) time.Time {
+	if s == "" {
+		return time.Time{}
+	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
 		return time.Time{}

@@ -1,6 +1,7 @@
 package readlimit
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -42,13 +43,17 @@ func ReadFile(path string, limit int64, key string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > limit {
-		return nil, &TooLargeError{Path: path, Size: st.Size(), Limit: limit, Key: key}
+	var buf bytes.Buffer
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		if st.Size() > limit {
+			return nil, &TooLargeError{Path: path, Size: st.Size(), Limit: limit, Key: key}
+		}
+		buf.Grow(int(st.Size()) + bytes.MinRead) // one read, no regrowing
 	}
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
+	if _, err := buf.ReadFrom(io.LimitReader(f, limit+1)); err != nil {
 		return nil, &os.PathError{Op: "read", Path: path, Err: err}
 	}
+	data := buf.Bytes()
 	if int64(len(data)) > limit {
 		return nil, &TooLargeError{Path: path, Size: -1, Limit: limit, Key: key}
 	}

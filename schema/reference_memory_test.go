@@ -1,0 +1,69 @@
+package schema_test
+
+import (
+	"bytes"
+	"reflect"
+	"runtime"
+	"testing"
+
+	"github.com/ponens/ponens/schema"
+)
+
+// retained decodes a copy of src, drops it, and returns the events and
+// the heap they hold (what is in use after a collection, above what was
+// before the copy).
+func retained(t *testing.T, decode func([]byte) ([]schema.Event, bool), src []byte) ([]schema.Event, uint64) {
+	t.Helper()
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	base := ms.HeapAlloc
+	events, ok := decode(bytes.Clone(src))
+	if !ok {
+		t.Fatal("not decoded")
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	return events, ms.HeapAlloc - min(base, ms.HeapAlloc)
+}
+
+// TestDecodeReferenceMemory: the events of a reference trace share nothing
+// with its bytes (overwriting them changes no event), and hold no more
+// than the general conversion's events do, per action, which is a few
+// hundred bytes; neither grows faster than the trace.
+func TestDecodeReferenceMemory(t *testing.T) {
+	fast := func(data []byte) ([]schema.Event, bool) { return schema.DecodeReferenceFast(data) }
+	slow := func(data []byte) ([]schema.Event, bool) {
+		events, _, err := schema.DecodeReferenceSlow("f.json", data)
+		return events, err == nil
+	}
+	perAction := map[string][]float64{}
+	for _, n := range []int{10000, 40000} {
+		data := generatedReference(t, n)
+		for _, c := range []struct {
+			name   string
+			decode func([]byte) ([]schema.Event, bool)
+		}{{"fast", fast}, {"slow", slow}} {
+			events, held := retained(t, c.decode, data)
+			perAction[c.name] = append(perAction[c.name], float64(held)/float64(n))
+			runtime.KeepAlive(events)
+		}
+		copied := bytes.Clone(data)
+		events, _ := schema.DecodeReferenceFast(copied)
+		want, _ := schema.DecodeReferenceFast(data)
+		clear(copied)
+		if !reflect.DeepEqual(events, want) {
+			t.Fatalf("%d actions: overwriting the trace's bytes changed its events", n)
+		}
+	}
+	t.Logf("heap held per action (10k, 40k actions): fast %.0f, %.0f B; slow %.0f, %.0f B",
+		perAction["fast"][0], perAction["fast"][1], perAction["slow"][0], perAction["slow"][1])
+	for i := range 2 {
+		if f, s := perAction["fast"][i], perAction["slow"][i]; f > s || f > 800 {
+			t.Errorf("fast conversion holds %.0f B per action, the general one %.0f B: want at most the same, and under 800 B", f, s)
+		}
+	}
+	if f := perAction["fast"]; f[1] > 1.2*f[0] {
+		t.Errorf("held per action grows with the trace: %.0f B at 10k actions, %.0f B at 40k", f[0], f[1])
+	}
+}
