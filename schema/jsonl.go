@@ -9,6 +9,7 @@ import (
 	"io"
 	"reflect"
 	"strconv"
+	"sync"
 	"time"
 
 	segjson "github.com/segmentio/encoding/json"
@@ -45,63 +46,266 @@ func ScanJSONL(name string, r io.Reader, maxLine int, fn func(ev *Event)) error 
 	if maxLine <= 0 {
 		maxLine = DefaultMaxLine
 	}
-	errs := errorList{file: name}
-	runs := make(map[string]*runOrder)
+	sc := newLineChecker(name)
 	br := bufio.NewReaderSize(r, 64<<10)
-	for n := 1; !errs.full(); n++ {
-		line, tooLong, err := readLine(br, maxLine)
+	var buf []byte
+	for n := 1; !sc.errs.full(); n++ {
+		var line []byte
+		var tooLong bool
+		var err error
+		buf, line, tooLong, err = readLine(br, maxLine, buf[:0])
 		if err != nil && err != io.EOF {
-			errs.add(n, 0, fmt.Errorf("read: %w", err))
+			sc.errs.add(n, 0, fmt.Errorf("read: %w", err))
 			break
 		}
-		switch {
-		case tooLong:
-			errs.add(n, 0, &FieldError{Err: ErrTooLarge, Expected: fmt.Sprintf("a line of at most %d bytes", maxLine)})
-		case len(bytes.TrimSpace(line)) > 0:
-			ev, problems := decodeEvent(line)
-			if len(problems) == 0 {
-				st := runs[ev.RunID]
-				if st == nil {
-					st = &runOrder{}
-					runs[ev.RunID] = st
-				}
-				if fe := st.next(&ev, n); fe != nil {
-					problems = []located{{locate(line, fe.Field)[0], fe}}
-				}
+		if !tooLong && isBlank(line) {
+			if err == io.EOF {
+				break
 			}
-			for _, p := range problems {
-				errs.add(n, p.off+1, p.err)
-			}
-			if len(problems) == 0 {
-				fn(&ev)
-			}
+			continue
+		}
+		var ev Event
+		var problems []located
+		if !tooLong {
+			ev, problems = decodeEvent(line)
+		}
+		if sc.accept(n, line, tooLong, maxLine, &ev, problems) {
+			fn(&ev)
 		}
 		if err == io.EOF {
 			break
 		}
 	}
-	return errs.err()
+	return sc.errs.err()
 }
 
-// readLine reads one line without its end-of-line bytes. It reports a line
+// ScannedEvents is a batch of events ScanJSONLBatches read: Events in file
+// order and, for each, Encoded[i], its AppendEventLine line (nil when
+// encoding failed).
+type ScannedEvents struct {
+	Events  []Event
+	Encoded [][]byte
+}
+
+// ScanJSONLBatches is ScanJSONL that reads ahead: one goroutine reads the
+// lines, up to workers goroutines decode them (decoding is most of the
+// cost of a line) and encode them again (AppendEventLine), and the events
+// that passed every check are handed to fn in batches, in file order, on
+// the calling goroutine. fn owns each batch. The events and the error are
+// ScanJSONL's.
+func ScanJSONLBatches(name string, r io.Reader, maxLine, workers int, fn func(b ScannedEvents)) error {
+	if maxLine <= 0 {
+		maxLine = DefaultMaxLine
+	}
+	workers = max(workers, 1)
+	sc := newLineChecker(name)
+	ordered := make(chan *lineBatch, 2*workers)
+	work := make(chan *lineBatch, 2*workers)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1 + workers)
+	go func() {
+		defer wg.Done()
+		defer close(work)
+		defer close(ordered)
+		readBatches(bufio.NewReaderSize(r, 256<<10), maxLine, ordered, work, stop)
+	}()
+	for range workers {
+		go func() {
+			defer wg.Done()
+			for b := range work {
+				b.decode()
+			}
+		}()
+	}
+	defer wg.Wait()
+	defer close(stop)
+	for b := range ordered {
+		<-b.done
+		var out ScannedEvents
+		for i := range b.lines {
+			if sc.errs.full() {
+				break
+			}
+			n := b.first + i
+			if b.blank[i] {
+				continue
+			}
+			if sc.accept(n, b.lines[i], b.tooLong[i], maxLine, &b.evs[i], b.problems[i]) {
+				out.Events = append(out.Events, b.evs[i])
+				out.Encoded = append(out.Encoded, b.encoded[i])
+			}
+		}
+		if len(out.Events) > 0 {
+			fn(out)
+		}
+		if b.readErr != nil && !sc.errs.full() {
+			sc.errs.add(b.first+len(b.lines), 0, fmt.Errorf("read: %w", b.readErr))
+		}
+		if sc.errs.full() || b.readErr != nil {
+			break
+		}
+	}
+	return sc.errs.err()
+}
+
+// lineBatch is a stretch of consecutive lines of a stream, read by
+// readBatches and decoded by decode.
+type lineBatch struct {
+	first    int // the line number of lines[0]
+	lines    [][]byte
+	tooLong  []bool // the line is over the limit (and not held)
+	readErr  error  // reading failed after the last line
+	blank    []bool
+	evs      []Event
+	problems [][]located
+	encoded  [][]byte      // AppendEventLine of evs, when decoded
+	done     chan struct{} // closed when decoded
+}
+
+// Sizes of a lineBatch: enough lines that handing them from goroutine to
+// goroutine costs little per line.
+const (
+	batchLines = 512
+	batchBytes = 256 << 10
+)
+
+// readBatches reads the lines of br in batches, sending each to ordered
+// (in order) and to work (to be decoded), until the end of the stream, a
+// read error or stop.
+func readBatches(br *bufio.Reader, maxLine int, ordered, work chan<- *lineBatch, stop <-chan struct{}) {
+	for n := 1; ; {
+		b := &lineBatch{first: n, done: make(chan struct{})}
+		buf := make([]byte, 0, batchBytes+4096)
+		eof := false
+		for len(b.lines) < batchLines && len(buf) < batchBytes {
+			var line []byte
+			var tooLong bool
+			var err error
+			start := len(buf)
+			buf, line, tooLong, err = readLine(br, maxLine, buf)
+			if err != nil && err != io.EOF {
+				b.readErr = err
+				buf = buf[:start]
+				break
+			}
+			if tooLong {
+				line = nil
+			}
+			b.lines, b.tooLong = append(b.lines, line), append(b.tooLong, tooLong)
+			n++
+			if err == io.EOF {
+				eof = true
+				break
+			}
+		}
+		select {
+		case ordered <- b:
+		case <-stop:
+			return
+		}
+		select {
+		case work <- b:
+		case <-stop:
+			return
+		}
+		if eof || b.readErr != nil {
+			return
+		}
+	}
+}
+
+// decode decodes, validates and encodes again every line of the batch.
+func (b *lineBatch) decode() {
+	b.blank = make([]bool, len(b.lines))
+	b.evs = make([]Event, len(b.lines))
+	b.problems = make([][]located, len(b.lines))
+	b.encoded = make([][]byte, len(b.lines))
+	var enc []byte
+	for i, line := range b.lines {
+		if b.tooLong[i] {
+			continue
+		}
+		if isBlank(line) {
+			b.blank[i] = true
+			continue
+		}
+		b.evs[i], b.problems[i] = decodeEvent(line)
+		if len(b.problems[i]) == 0 {
+			if enc == nil {
+				enc = make([]byte, 0, batchBytes+batchBytes/4)
+			}
+			start := len(enc)
+			var err error
+			if enc, err = AppendEventLine(enc, &b.evs[i]); err == nil {
+				b.encoded[i] = enc[start:len(enc):len(enc)]
+			} else {
+				enc = enc[:start]
+			}
+		}
+	}
+	close(b.done)
+}
+
+// lineChecker is what a scan remembers from line to line: each run's
+// order and the problems so far.
+type lineChecker struct {
+	errs errorList
+	runs map[string]*runOrder
+}
+
+func newLineChecker(name string) *lineChecker {
+	return &lineChecker{errs: errorList{file: name}, runs: make(map[string]*runOrder)}
+}
+
+// accept records the problems of line n (decoded as ev with problems, or
+// too long) and checks ev's place in its run. It reports whether ev
+// passed every check.
+func (c *lineChecker) accept(n int, line []byte, tooLong bool, maxLine int, ev *Event, problems []located) bool {
+	if tooLong {
+		c.errs.add(n, 0, &FieldError{Err: ErrTooLarge, Expected: fmt.Sprintf("a line of at most %d bytes", maxLine)})
+		return false
+	}
+	if len(problems) == 0 {
+		st := c.runs[ev.RunID]
+		if st == nil {
+			st = &runOrder{}
+			c.runs[ev.RunID] = st
+		}
+		if fe := st.next(ev, n); fe != nil {
+			problems = []located{{locate(line, fe.Field)[0], fe}}
+		}
+	}
+	for _, p := range problems {
+		c.errs.add(n, p.off+1, p.err)
+	}
+	return len(problems) == 0
+}
+
+// isBlank reports whether line holds only white space.
+func isBlank(line []byte) bool { return len(bytes.TrimSpace(line)) == 0 }
+
+// readLine appends one line, without its end-of-line bytes, to buf and
+// returns it as line (buf[len(buf):] before the call). It reports a line
 // longer than max bytes as tooLong, consuming it but not returning it, and
 // returns io.EOF with the last line.
-func readLine(br *bufio.Reader, max int) (line []byte, tooLong bool, err error) {
+func readLine(br *bufio.Reader, max int, buf []byte) (out, line []byte, tooLong bool, err error) {
+	start := len(buf)
 	for {
 		chunk, err := br.ReadSlice('\n')
-		if len(line)+len(chunk) <= max+2 { // room for "\r\n"
-			line = append(line, chunk...)
+		if len(buf)-start+len(chunk) <= max+2 { // room for "\r\n"
+			buf = append(buf, chunk...)
 		} else {
 			tooLong = true
 		}
 		if err == bufio.ErrBufferFull {
 			continue
 		}
-		line = bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
+		line = bytes.TrimSuffix(bytes.TrimSuffix(buf[start:], []byte("\n")), []byte("\r"))
 		if tooLong || len(line) > max {
-			return nil, true, err
+			return buf[:start], nil, true, err
 		}
-		return line, false, err
+		return buf[:start+len(line)], line, false, err
 	}
 }
 

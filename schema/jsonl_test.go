@@ -1,9 +1,12 @@
 package schema
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -158,6 +161,67 @@ func TestDecodeErrorRendering(t *testing.T) {
 	} {
 		if got := tc.err.Error(); got != tc.want {
 			t.Errorf("got %q, want %q", got, tc.want)
+		}
+	}
+}
+
+// TestScanJSONLBatchesMatches reads streams of several batches' worth of
+// lines (interleaved runs; problems spread over the batches; more than 100
+// problems) with ScanJSONL and with ScanJSONLBatches on 1, 2 and 4
+// decoding goroutines, and wants the same events, in the same order, each
+// encoded as AppendEventLine encodes it, and the same error.
+func TestScanJSONLBatchesMatches(t *testing.T) {
+	var valid []string
+	for seq := 1; seq <= 300; seq++ {
+		for r := range 7 {
+			typ := "action"
+			if seq == 1 {
+				typ = "run.start"
+			}
+			valid = append(valid, line(fmt.Sprintf("r%d", r), seq, typ))
+		}
+	}
+	broken := slices.Clone(valid)
+	broken[700] = `{"v":1,}`                             // syntax error
+	broken[1300] = broken[1299]                          // a repeated seq
+	broken[1301] = "   "                                 // blank
+	broken[1800] = strings.Repeat("x", 5000)             // too long
+	broken[2099] = strings.TrimSuffix(broken[2099], "}") // truncated last line
+	inputs := map[string]string{
+		"valid":         strings.Join(valid, "\n") + "\n",
+		"broken":        strings.Join(broken, "\r\n"),
+		"many problems": strings.Repeat(valid[0]+"\n", 1500),
+	}
+	for name, input := range inputs {
+		var want []Event
+		wantErr := fmt.Sprint(ScanJSONL("t.jsonl", strings.NewReader(input), 4096, func(ev *Event) { want = append(want, *ev) }))
+		if name == "valid" && (wantErr != "<nil>" || len(want) != len(valid)) {
+			t.Fatalf("%s: %d events, error %s", name, len(want), wantErr)
+		}
+		if name != "valid" && wantErr == "<nil>" {
+			t.Fatalf("%s: no error", name)
+		}
+		for _, workers := range []int{1, 2, 4} {
+			var got []Event
+			batches := 0
+			gotErr := fmt.Sprint(ScanJSONLBatches("t.jsonl", strings.NewReader(input), 4096, workers, func(b ScannedEvents) {
+				for i := range b.Events {
+					if want, _ := AppendEventLine(nil, &b.Events[i]); !bytes.Equal(b.Encoded[i], want) {
+						t.Fatalf("%s: event %d encoded as\n%s\nwant\n%s", name, len(got)+i+1, b.Encoded[i], want)
+					}
+				}
+				got = append(got, b.Events...)
+				batches++
+			}))
+			if gotErr != wantErr {
+				t.Errorf("%s, %d workers: error\n%s\nwant\n%s", name, workers, gotErr, wantErr)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s, %d workers: %d events differ from ScanJSONL's %d", name, workers, len(got), len(want))
+			}
+			if name == "valid" && batches < 2 {
+				t.Errorf("%s: %d batches: the stream fits one batch, nothing is compared across batches", name, batches)
+			}
 		}
 	}
 }

@@ -218,7 +218,7 @@ func DecodeVerdicts(r io.Reader) ([]VerdictEvent, error) {
 	var verdicts []VerdictEvent
 	br := bufio.NewReader(r)
 	for n := 1; ; n++ {
-		line, tooLong, err := readLine(br, maxVerdictLine)
+		_, line, tooLong, err := readLine(br, maxVerdictLine, nil)
 		if err != nil && err != io.EOF {
 			return nil, newDecodeError(file, n, 0, fmt.Errorf("read: %w", err))
 		}

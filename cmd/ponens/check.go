@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -77,7 +78,7 @@ parse or cannot be monitored, or a trace that cannot be read.`,
 			var given *monitor.Engine     // the engine of --rules and --formula, if given
 			var engines []*monitor.Engine // given, and one more per further goroutine
 			if rf.given() {
-				if engines, err = loadEngines(&rf, cfg.Rules, cfg.Rules.Enforce, min(runtime.GOMAXPROCS(0), len(args))); err != nil {
+				if engines, err = loadEngines(&rf, cfg.Rules, cfg.Rules.Enforce, runtime.GOMAXPROCS(0)); err != nil {
 					return err
 				}
 				given = engines[0]
@@ -376,20 +377,51 @@ func writeCheck(rules []monitor.Rule, checked []checkedRun, outDir, verdictsDir 
 			res.last[i][v.Rule.ID] = v
 		}
 	}
-	for i, p := range places {
-		write := func() error { return file.WriteVerdicts(p.Verdicts, checked[i].Stream) }
-		if checked[i].Verdicts != nil {
-			write = func() error { return file.WriteVerdictsFrom(p.Verdicts, checked[i].Verdicts()) }
-		}
-		if err := write(); err != nil {
-			return nil, fmt.Errorf("writing the verdict stream of %s: %w", p.ID, err)
-		}
+	if err := writeVerdictFiles(places, checked); err != nil {
+		return nil, err
 	}
 	if err := check.WriteSummary(); err != nil {
 		return nil, fmt.Errorf("writing %s: %w", check.SummaryPath(), err)
 	}
 	res.summary = check.Summary()
 	return res, nil
+}
+
+// verdictWriters is how many verdict files are written at once: writing
+// one is mostly waiting on the file system (a temporary file, renamed).
+const verdictWriters = 8
+
+// writeVerdictFiles writes each checked run's verdict stream to its place,
+// several at a time; the error is that of the first place that failed.
+func writeVerdictFiles(places []file.Place, checked []checkedRun) error {
+	errs := make([]error, len(places))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(verdictWriters, len(places)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				p, c := places[i], &checked[i]
+				if c.Verdicts != nil {
+					errs[i] = file.WriteVerdictsFrom(p.Verdicts, c.Verdicts())
+				} else {
+					errs[i] = file.WriteVerdicts(p.Verdicts, c.Stream)
+				}
+			}
+		}()
+	}
+	for i := range places {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return fmt.Errorf("writing the verdict stream of %s: %w", places[i].ID, err)
+		}
+	}
+	return nil
 }
 
 // monitorRun feeds a run's events, in order, to a new monitor Run and ends

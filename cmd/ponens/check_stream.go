@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/binary"
 	"errors"
@@ -33,32 +32,24 @@ import (
 // alike: an Engine serves one goroutine) at once; what comes out (runs,
 // notes, errors) is in the order of paths, as one goroutine gives.
 func streamChecks(paths []string, limits config.TraceConfig, engines []*monitor.Engine, notes io.Writer, prog *progress) (out []checkedRun, done func(), err error) {
-	events, err := newSpill()
-	if err != nil {
-		return nil, nil, err
-	}
-	verdicts, err := newSpill()
-	if err != nil {
-		events.close()
-		return nil, nil, err
-	}
-	spills := &spills{events: events, verdicts: verdicts}
+	pool := &spillPool{}
 	defer func() {
 		if err != nil {
-			spills.close()
+			pool.close()
 		}
 	}()
 	lim := tracefile.Limits{MaxLine: limits.MaxEventBytes, MaxFileBytes: limits.MaxFileBytes, MaxReferenceBytes: limits.MaxReferenceBytes}
+	groups := engineGroups(engines, len(paths))
 	var tick sync.Mutex // the bar is drawn by one goroutine at a time
-	files := checkFiles(paths, len(engines), func(w int, p string) fileChecked {
-		eng := engines[w]
+	files := checkFiles(paths, len(groups), func(w int, p string) fileChecked {
+		engs := groups[w]
 		var fc fileChecked
 		var streamed bool
-		fc.runs, streamed, fc.err = streamFile(p, lim, eng, spills)
+		fc.runs, streamed, fc.err = streamFile(p, lim, engs, pool)
 		if fc.err != nil {
 			fc.err = exitWith(exitBadInput, "%v", fc.err)
 		} else if !streamed {
-			fc.runs, fc.err = wholeFile(p, lim, eng, &fc.notes)
+			fc.runs, fc.err = wholeFile(p, lim, engs[0], &fc.notes)
 		}
 		tick.Lock()
 		prog.tick()
@@ -88,12 +79,21 @@ func streamChecks(paths []string, limits config.TraceConfig, engines []*monitor.
 	if refused != nil {
 		return nil, nil, refused
 	}
-	for _, s := range []*spill{spills.events, spills.verdicts} {
-		if err := s.w.Flush(); err != nil {
-			return nil, nil, fmt.Errorf("ponens check: spill file: %w", err)
-		}
+	if err := pool.flush(); err != nil {
+		return nil, nil, fmt.Errorf("ponens check: spill file: %w", err)
 	}
-	return out, spills.close, nil
+	return out, pool.close, nil
+}
+
+// engineGroups splits the engines among the goroutines that read files at
+// once: as many goroutines as engines (or files, when fewer), each with
+// one engine or more, to monitor a file's runs on as many goroutines.
+func engineGroups(engines []*monitor.Engine, files int) [][]*monitor.Engine {
+	groups := make([][]*monitor.Engine, max(1, min(len(engines), files)))
+	for i, e := range engines {
+		groups[i%len(groups)] = append(groups[i%len(groups)], e)
+	}
+	return groups
 }
 
 // fileChecked is what reading one file gave.
@@ -128,37 +128,99 @@ func checkFiles(paths []string, workers int, check func(w int, path string) file
 
 // liveRun is a run being read: its monitor Run, each rule's last verdict
 // so far (without its cause: the summary reads only its status and seq),
-// and where its events' and verdicts' JSON went in the spill files.
+// and where its events' and verdicts' JSON went in the spill files. The
+// lines are gathered in pend and vpend and written to the spill files a
+// stretch at a time, so that the runs of an interleaved file cost a read
+// per stretch, not per line, when the summary and the verdict files read
+// them back.
 type liveRun struct {
 	checkedRun
 	run     *monitor.Run
 	closing *schema.Event
 	chunks  chunks // of the events spill
 	vchunks chunks // of the verdicts spill
+	pend    []byte // event lines not yet in the spill
+	vpend   []byte // verdict lines not yet in the spill
 	err     error  // the monitor refused an event; nothing more is fed
+	shard   int    // the goroutine that monitors it
 }
 
-// spills are the spill files of a streaming check.
+// spillStretch is how many bytes of a run's lines are gathered before
+// they go to a spill file: the gathering buffers of 10,000 open runs
+// take 2 × 10,000 × about 1 KiB.
+const spillStretch = 512
+
+// spills are the spill files of a streaming check that one goroutine
+// writes at a time.
 type spills struct{ events, verdicts *spill }
 
-func (s *spills) close() {
-	s.events.close()
-	s.verdicts.close()
+// spillPool hands out spill files, a pair per goroutine monitoring runs,
+// and takes them back for the next file.
+type spillPool struct {
+	mu   sync.Mutex
+	all  []*spills
+	free []*spills
 }
 
-// scratch holds the buffers a goroutine encodes lines into, reused from
-// one event to the next so that encoding allocates nothing per event.
-type scratch struct{ event, cause, verdicts []byte }
+// get returns a free pair of spill files, made when none is free.
+func (p *spillPool) get() (*spills, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n := len(p.free); n > 0 {
+		s := p.free[n-1]
+		p.free = p.free[:n-1]
+		return s, nil
+	}
+	events, err := newSpill()
+	if err != nil {
+		return nil, err
+	}
+	verdicts, err := newSpill()
+	if err != nil {
+		events.close()
+		return nil, err
+	}
+	s := &spills{events: events, verdicts: verdicts}
+	p.all = append(p.all, s)
+	return s, nil
+}
 
-// verdicts writes the verdicts to the verdict spill as they are produced
+// put takes back a pair that get gave.
+func (p *spillPool) put(s *spills) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.free = append(p.free, s)
+}
+
+// flush writes out what the spill files buffer.
+func (p *spillPool) flush() error {
+	for _, s := range p.all {
+		for _, f := range []*spill{s.events, s.verdicts} {
+			if err := f.flush(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// close removes the spill files.
+func (p *spillPool) close() {
+	for _, s := range p.all {
+		s.events.close()
+		s.verdicts.close()
+	}
+}
+
+// scratch holds the buffer a goroutine encodes causes into, reused from
+// one verdict to the next.
+type scratch struct{ cause []byte }
+
+// verdicts encodes the verdicts as they are produced
 // (schema.AppendVerdictLine, the bytes file.EncodeVerdict gives) and keeps
 // each rule's last one in Stream, which is all the summary reads of a
 // verdict stream.
 func (r *liveRun) verdicts(vs []schema.VerdictEvent, spill *spill, buf *scratch) error {
-	if len(vs) == 0 {
-		return nil
-	}
-	buf.verdicts = buf.verdicts[:0]
 	for i := range vs {
 		v := &vs[i]
 		var err error
@@ -168,7 +230,10 @@ func (r *liveRun) verdicts(vs []schema.VerdictEvent, spill *spill, buf *scratch)
 				return err
 			}
 		}
-		if buf.verdicts, err = schema.AppendVerdictLine(buf.verdicts, v, buf.cause); err != nil {
+		if r.vpend == nil {
+			r.vpend = make([]byte, 0, 2*spillStretch)
+		}
+		if r.vpend, err = schema.AppendVerdictLine(r.vpend, v, buf.cause); err != nil {
 			return err
 		}
 		last := *v
@@ -179,46 +244,140 @@ func (r *liveRun) verdicts(vs []schema.VerdictEvent, spill *spill, buf *scratch)
 			r.Stream = append(r.Stream, last)
 		}
 	}
-	return spill.write(buf.verdicts, &r.vchunks)
+	return spillPending(spill, &r.vpend, &r.vchunks, spillStretch)
 }
 
-// streamFile reads the event stream at p as it goes (tracefile.Scan),
-// feeding each run's monitor. streamed is false when p is to be read
-// whole.
-func streamFile(p string, lim tracefile.Limits, eng *monitor.Engine, spill *spills) (out []*liveRun, streamed bool, err error) {
-	byID := make(map[string]*liveRun)
-	var buf scratch
-	streamed, err = tracefile.Scan(p, lim, func(ev *schema.Event) {
-		r := byID[ev.RunID]
-		if r == nil {
-			r = &liveRun{checkedRun: checkedRun{File: p, RunID: ev.RunID, Outcome: schema.OutcomeCanceled}, run: eng.NewRun(ev.RunID)}
-			byID[ev.RunID] = r
-			out = append(out, r)
-		}
-		if r.err != nil {
-			return
-		}
-		r.feed(ev, spill, &buf)
-	})
-	if err != nil || !streamed {
-		return nil, streamed, err
+// spillPending writes the lines in *pend to the spill once they are at
+// least min bytes.
+func spillPending(spill *spill, pend *[]byte, c *chunks, min int) error {
+	if len(*pend) == 0 || len(*pend) < min {
+		return nil
 	}
-	for _, r := range out {
-		if r.err == nil && !r.run.Ended() {
-			if err := r.verdicts(r.run.End(), spill.verdicts, &buf); err != nil {
-				r.err = fmt.Errorf("ponens check: spill file: %w", err)
+	err := spill.write(*pend, c)
+	*pend = (*pend)[:0]
+	return err
+}
+
+// shardEvent is an event for the goroutine monitoring its run.
+type shardEvent struct {
+	run *liveRun
+	ev  *schema.Event
+	enc []byte // ev's AppendEventLine line, or nil
+}
+
+// shard is a goroutine monitoring some of a file's runs with its own
+// engine and spill files.
+type shard struct {
+	eng  *monitor.Engine
+	sp   *spills
+	in   chan []shardEvent
+	runs []*liveRun // in the order of their first event
+	buf  scratch
+}
+
+// streamFile reads the event stream at p as it goes (tracefile.ScanBatches),
+// decoding its lines on as many goroutines as engines, and monitors its
+// runs on a goroutine per engine, each run on one of them (its events
+// in file order), so that what each run gives is what one goroutine
+// gives. The runs come out in the order of their first event. streamed
+// is false when p is to be read whole.
+func streamFile(p string, lim tracefile.Limits, engs []*monitor.Engine, pool *spillPool) (out []*liveRun, streamed bool, err error) {
+	shards := make([]*shard, len(engs))
+	for i, eng := range engs {
+		sp, err := pool.get()
+		if err != nil {
+			return nil, false, err
+		}
+		defer pool.put(sp)
+		shards[i] = &shard{eng: eng, sp: sp, in: make(chan []shardEvent, 4)}
+	}
+	var wg sync.WaitGroup
+	for _, sh := range shards {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sh.monitor(p)
+		}()
+	}
+	byID := make(map[string]*liveRun)
+	pending := make([][]shardEvent, len(shards))
+	streamed, err = tracefile.ScanBatches(p, lim, len(engs), func(b schema.ScannedEvents) {
+		for i := range b.Events {
+			ev := &b.Events[i]
+			r := byID[ev.RunID]
+			if r == nil {
+				r = &liveRun{checkedRun: checkedRun{File: p, RunID: ev.RunID, Outcome: schema.OutcomeCanceled}}
+				r.shard = len(out) % len(shards)
+				byID[ev.RunID] = r
+				out = append(out, r)
+			}
+			pending[r.shard] = append(pending[r.shard], shardEvent{r, ev, b.Encoded[i]})
+		}
+		for i, sh := range shards {
+			if len(pending[i]) > 0 {
+				sh.in <- pending[i]
+				pending[i] = nil
 			}
 		}
-		r.Results = r.run.Results()
-		r.Encoded = spill.events.reader(r.chunks)
-		r.Verdicts = spill.verdicts.reader(r.vchunks)
-		r.run = nil // its state is no longer needed
+	})
+	for _, sh := range shards {
+		close(sh.in)
+	}
+	wg.Wait()
+	if err != nil || !streamed {
+		return nil, streamed, err
 	}
 	return out, true, nil
 }
 
-// feed gives ev to the run's monitor and writes its JSON to the spill.
-func (r *liveRun) feed(ev *schema.Event, spill *spills, buf *scratch) {
+// monitor feeds each event that comes in to its run's monitor, then ends
+// the runs, on one goroutine.
+func (sh *shard) monitor(file string) {
+	for evs := range sh.in {
+		for _, se := range evs {
+			r := se.run
+			if r.err != nil {
+				continue
+			}
+			if r.run == nil {
+				r.run = sh.eng.NewRun(r.RunID)
+				sh.runs = append(sh.runs, r)
+			}
+			r.feed(se.ev, se.enc, sh.sp, &sh.buf)
+		}
+	}
+	for _, r := range sh.runs {
+		r.finish(sh.sp, &sh.buf)
+	}
+}
+
+// finish ends the run when no closing event came, writes what is left of
+// its lines to the spills and keeps its results.
+func (r *liveRun) finish(sp *spills, buf *scratch) {
+	if r.err == nil && !r.run.Ended() {
+		if err := r.verdicts(r.run.End(), sp.verdicts, buf); err != nil {
+			r.err = fmt.Errorf("ponens check: spill file: %w", err)
+		}
+	}
+	if r.err == nil {
+		err := spillPending(sp.events, &r.pend, &r.chunks, 0)
+		if err == nil {
+			err = spillPending(sp.verdicts, &r.vpend, &r.vchunks, 0)
+		}
+		if err != nil {
+			r.err = fmt.Errorf("ponens check: spill file: %w", err)
+		}
+	}
+	r.pend, r.vpend = nil, nil
+	r.Results = r.run.Results()
+	r.Encoded = sp.events.reader(r.chunks)
+	r.Verdicts = sp.verdicts.reader(r.vchunks)
+	r.run = nil // its state is no longer needed
+}
+
+// feed gives ev to the run's monitor and gathers its JSON (enc, or
+// encoded here when nil) for the spill.
+func (r *liveRun) feed(ev *schema.Event, enc []byte, spill *spills, buf *scratch) {
 	vs, err := r.run.Add(ev)
 	if errors.Is(err, monitor.ErrEnded) {
 		r.err = exitWith(exitBadInput, "%s: run %s: event seq %d comes after the run ended with %s (seq %d)",
@@ -237,9 +396,16 @@ func (r *liveRun) feed(ev *schema.Event, spill *spills, buf *scratch) {
 		r.Outcome = schema.RunOutcome([]schema.Event{*r.closing})
 	}
 	r.Count++
-	buf.event, err = schema.AppendEventLine(buf.event[:0], ev)
+	if r.pend == nil {
+		r.pend = make([]byte, 0, 2*spillStretch)
+	}
+	if enc != nil {
+		r.pend = append(r.pend, enc...)
+	} else {
+		r.pend, err = schema.AppendEventLine(r.pend, ev)
+	}
 	if err == nil {
-		err = spill.events.write(buf.event, &r.chunks)
+		err = spillPending(spill.events, &r.pend, &r.chunks, spillStretch)
 	}
 	if err != nil {
 		r.err = fmt.Errorf("ponens check: spill file: %w", err)
@@ -267,12 +433,22 @@ func wholeFile(p string, lim tracefile.Limits, eng *monitor.Engine, notes io.Wri
 
 // spill is a temporary file holding the JSON of the events read as a
 // stream, as the summary's content hash takes them, run by run in chunks.
+// What is written to it goes out in blocks on a goroutine of its own, so
+// that the goroutine monitoring runs does not wait on the file system.
 type spill struct {
-	mu  sync.Mutex // files are read concurrently
-	f   *os.File
-	w   *bufio.Writer
-	off int64
+	mu     sync.Mutex // a pool's spill files change hands
+	f      *os.File
+	block  []byte      // being filled
+	off    int64       // where the next line goes
+	full   chan []byte // blocks to write, in order
+	free   chan []byte // written blocks, for reuse
+	done   chan struct{}
+	err    error // the first write error, once done is closed
+	closed bool  // full is closed
 }
+
+// spillBlock is the size of the blocks a spill is written in.
+const spillBlock = 256 << 10
 
 // chunks are the stretches of a spill file that hold one run's lines, in
 // order: each stretch as two varints, its start's distance from the end of
@@ -321,35 +497,112 @@ func newSpill() (*spill, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ponens check: spill file: %w", err)
 	}
-	return &spill{f: f, w: bufio.NewWriterSize(f, 256<<10)}, nil
+	s := &spill{f: f, full: make(chan []byte, 2), free: make(chan []byte, 4), done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		for b := range s.full {
+			if s.err == nil {
+				_, s.err = f.Write(b)
+			}
+			select {
+			case s.free <- b[:0]:
+			default:
+			}
+		}
+	}()
+	return s, nil
 }
 
 // write appends line to the spill and records it in the run's chunks.
 func (s *spill) write(line []byte, c *chunks) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	start := s.off
-	n, err := s.w.Write(line)
-	s.off += int64(n)
-	if err != nil {
-		return err
+	if s.block != nil && len(s.block)+len(line) > cap(s.block) {
+		s.full <- s.block
+		s.block = nil
 	}
-	c.add(start, int64(n))
+	if s.block == nil {
+		select {
+		case s.block = <-s.free:
+		default:
+			s.block = make([]byte, 0, spillBlock)
+		}
+	}
+	s.block = append(s.block, line...)
+	c.add(s.off, int64(len(line)))
+	s.off += int64(len(line))
 	return nil
+}
+
+// flush writes out what is not yet written and waits for it; nothing is
+// written after.
+func (s *spill) flush() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.closed {
+		if len(s.block) > 0 {
+			s.full <- s.block
+		}
+		s.block, s.closed = nil, true
+		close(s.full)
+	}
+	<-s.done
+	return s.err
 }
 
 // reader returns a function reading the chunks in order, once the spill
 // is flushed.
 func (s *spill) reader(c chunks) func() io.Reader {
-	return func() io.Reader {
+	return func() io.Reader { return &chunkReader{f: s.f, c: c} }
+}
+
+// chunkReader reads a run's stretches of a spill file. Copied with
+// io.Copy, it reads each stretch straight into a buffer shared by all.
+type chunkReader struct {
+	f  *os.File
+	c  chunks
+	mr io.Reader // for Read
+}
+
+func (r *chunkReader) Read(p []byte) (int, error) {
+	if r.mr == nil {
 		var rs []io.Reader
-		c.each(func(off, n int64) { rs = append(rs, io.NewSectionReader(s.f, off, n)) })
-		return io.MultiReader(rs...)
+		r.c.each(func(off, n int64) { rs = append(rs, io.NewSectionReader(r.f, off, n)) })
+		r.mr = io.MultiReader(rs...)
 	}
+	return r.mr.Read(p)
+}
+
+// copyBufs are the buffers chunkReader.WriteTo reads into.
+var copyBufs = sync.Pool{New: func() any { return new([64 << 10]byte) }}
+
+// WriteTo writes every stretch to w.
+func (r *chunkReader) WriteTo(w io.Writer) (written int64, err error) {
+	buf := copyBufs.Get().(*[64 << 10]byte)
+	defer copyBufs.Put(buf)
+	r.c.each(func(off, n int64) {
+		for n > 0 && err == nil {
+			k := int(min(n, int64(len(buf))))
+			var m int
+			if m, err = r.f.ReadAt(buf[:k], off); m == k {
+				err = nil // io.EOF at the spill's end
+			}
+			if err != nil {
+				return
+			}
+			if m, err = w.Write(buf[:m]); err != nil {
+				return
+			}
+			written += int64(m)
+			off, n = off+int64(m), n-int64(m)
+		}
+	})
+	return written, err
 }
 
 // close removes the spill file.
 func (s *spill) close() {
+	s.flush()
 	s.f.Close()
 	os.Remove(s.f.Name())
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ponens/ponens/config"
 	"github.com/ponens/ponens/ingest/tracefile"
+	"github.com/ponens/ponens/internal/gen"
 	"github.com/ponens/ponens/schema"
 )
 
@@ -150,4 +151,44 @@ func TestChunks(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("stretches %v, want %v", got, want)
 	}
+}
+
+// TestCheckParallelMatchesSequential checks a generated file of 300
+// interleaved runs (several thousand lines: many decoding batches) with
+// one engine, where one goroutine decodes and one monitors, and with
+// four, where the lines are decoded on four goroutines and the runs are
+// monitored on four, and compares summary.json and every verdict stream
+// byte for byte.
+func TestCheckParallelMatchesSequential(t *testing.T) {
+	rf := ruleFlags{rules: []string{"../../monitor/testdata/pure20.yaml"}}
+	engs, err := loadEngines(&rf, config.RulesConfig{}, false, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "fleet.jsonl")
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := gen.WriteStream(f, 300, 12000); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	var outs [2]string
+	for i, n := range []int{1, 4} {
+		outs[i] = t.TempDir()
+		checked, done, err := streamChecks([]string{p}, config.TraceConfig{}, engs[:n], io.Discard, newProgress(io.Discard, 1, progressMin, "", ""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(checked) != 300 {
+			t.Fatalf("%d engines: %d runs, want 300", n, len(checked))
+		}
+		_, err = writeCheck(engs[0].Rules(), checked, outs[i], filepath.Join(outs[i], "v"))
+		done()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	same(t, outs[0], outs[1])
 }

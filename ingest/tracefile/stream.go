@@ -20,6 +20,21 @@ import (
 // to be an event stream from its first line (a reference trace, a file of
 // one line, or not a regular file): the caller then reads it with ReadFile.
 func Scan(path string, l Limits, fn func(ev *schema.Event)) (streamed bool, err error) {
+	return scan(path, l, func(name string, r io.Reader) error { return schema.ScanJSONL(name, r, l.MaxLine, fn) })
+}
+
+// ScanBatches is Scan that decodes the lines on up to workers goroutines
+// and hands the events to fn in batches, in file order
+// (schema.ScanJSONLBatches); fn owns each batch.
+func ScanBatches(path string, l Limits, workers int, fn func(b schema.ScannedEvents)) (streamed bool, err error) {
+	return scan(path, l, func(name string, r io.Reader) error {
+		return schema.ScanJSONLBatches(name, r, l.MaxLine, workers, fn)
+	})
+}
+
+// scan opens path and, when it is an event stream, reads it with read
+// under l's file limit.
+func scan(path string, l Limits, read func(name string, r io.Reader) error) (streamed bool, err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return false, err
@@ -43,7 +58,7 @@ func Scan(path string, l Limits, fn func(ev *schema.Event)) (streamed bool, err 
 		r = io.LimitReader(f, l.MaxFileBytes+1) // the file grew since Stat: ReadFile refuses it
 	}
 	cr := &countingReader{r: r}
-	err = schema.ScanJSONL(path, cr, l.MaxLine, fn)
+	err = read(path, cr)
 	if l.MaxFileBytes > 0 && cr.n > l.MaxFileBytes {
 		return true, &readlimit.TooLargeError{Path: path, Size: -1, Limit: l.MaxFileBytes, Key: "trace.max_file_bytes"}
 	}
