@@ -227,7 +227,7 @@ func appendMsg(a Appender, kind Kind, m jetstream.Msg, meta schema.StreamMeta) (
 		if v.RunID == "" || v.Rule.ID == "" {
 			return "", fmt.Errorf("stream seq %d: a verdict needs runId and rule.id", meta.Seq)
 		}
-		return "", a.AppendVerdict(&v, meta)
+		return "", a.AppendVerdict(&v, verdictMeta(m, meta))
 	case DeadLetters:
 		return "", a.AppendDeadLetter(deadLetterOf(m), meta)
 	case RuleVersions:
@@ -244,6 +244,18 @@ func appendMsg(a Appender, kind Kind, m jetstream.Msg, meta schema.StreamMeta) (
 		return e.RunID, nil
 	}
 	return "", nil
+}
+
+// verdictMeta is meta stamped with the time of the event the verdict of m
+// is on, from its schema.HeaderEventTime; a message without the header (or
+// with one that does not parse) keeps the time the stream stored it.
+func verdictMeta(m jetstream.Msg, meta schema.StreamMeta) schema.StreamMeta {
+	if h := m.Headers(); h != nil {
+		if t, err := time.Parse(time.RFC3339Nano, h.Get(schema.HeaderEventTime)); err == nil {
+			meta.Time = t
+		}
+	}
+	return meta
 }
 
 // deadLetterOf reads a dead letter's headers and body.

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -136,9 +137,49 @@ func TestPipelineStoresAndAlerts(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+	checkVerdictTimes(t, e)
 	cancel()
 	if err := <-ran; err != nil {
 		t.Fatalf("Run after its context ended: %v", err)
+	}
+}
+
+// checkVerdictTimes: on a store the sink wrote, each verdict's ts is the
+// ts of the event it is on (the example fleet's events are dated before the
+// test runs, so the time the stream stored a verdict would differ), and the
+// README's question "time from the first violation of a rule to the end of
+// its run" has no negative answer.
+func checkVerdictTimes(t *testing.T, e *chdb.Engine) {
+	t.Helper()
+	query := func(sql string) string {
+		out, err := e.Query([]byte(sql), "TSV")
+		if err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	got := query(`SELECT count(), countIf(v.ts != ev.ts), anyIf((v.ts, ev.ts), v.ts != ev.ts) FROM verdicts AS v FINAL
+		JOIN (SELECT run_id, seq, ts FROM events FINAL) AS ev USING (run_id, seq)`)
+	if f := strings.Split(got, "\t"); len(f) != 3 || f[0] == "0" || f[1] != "0" {
+		t.Fatalf("verdicts on an event, those whose ts is not their event's, one (verdict ts, event ts): %q, want some and none", got)
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := regexp.MustCompile(`(?s)5\. Time from the first violation.*?\$ ponens sql "([^\n]*)"\n`).FindSubmatch(readme)
+	if q == nil {
+		t.Fatal("README.md: no question 5 (time from the first violation to the end of its run) with its ponens sql line")
+	}
+	rows := query(string(q[1]))
+	if rows == "" {
+		t.Fatalf("README question 5 answered nothing on the sink's store: %s", q[1])
+	}
+	for _, line := range strings.Split(rows, "\n") {
+		f := strings.Split(line, "\t")
+		if n, err := strconv.Atoi(f[len(f)-1]); err != nil || n < 0 {
+			t.Errorf("README question 5 on the sink's store: %q: seconds to the end should be a number ≥ 0", line)
+		}
 	}
 }
 
