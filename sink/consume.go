@@ -268,16 +268,21 @@ func deadLetterOf(m jetstream.Msg) *schema.DeadLetter {
 
 // ruleHistory is the JSON of a rule's entry in the rule manifest, as the
 // workers write it (monitor/worker.RuleHistory).
-type ruleHistory struct {
-	ID       string `json:"id"`
-	Versions []struct {
-		Version     int       `json:"version"`
-		Meaning     string    `json:"meaning"`
-		Text        string    `json:"text"`
-		Description string    `json:"description"`
-		Mode        string    `json:"mode"`
-		Since       time.Time `json:"since"`
-	} `json:"versions"`
+// RuleHistory is a rule's entry in the fleet's rule manifest, as the sink
+// stores it: every meaning the rule has had, oldest first.
+type RuleHistory struct {
+	ID       string        `json:"id"`
+	Versions []RuleVersion `json:"versions"`
+}
+
+// RuleVersion is one meaning of a rule in its RuleHistory.
+type RuleVersion struct {
+	Version     int       `json:"version"`
+	Meaning     string    `json:"meaning"` // a hash of the meaning (the text_hash column)
+	Text        string    `json:"text"`
+	Description string    `json:"description"`
+	Mode        string    `json:"mode"`
+	Since       time.Time `json:"since"`
 }
 
 // appendRuleHistory appends every version of the rule history in m; a
@@ -286,16 +291,22 @@ func appendRuleHistory(a Appender, m jetstream.Msg, meta schema.StreamMeta) erro
 	if len(m.Data()) == 0 {
 		return nil
 	}
-	var h ruleHistory
+	var h RuleHistory
 	if err := json.Unmarshal(m.Data(), &h); err != nil {
 		return err
 	}
+	return AppendRuleHistory(a, &h, meta)
+}
+
+// AppendRuleHistory appends a row of rule_versions for each version of h,
+// read at m.
+func AppendRuleHistory(a Appender, h *RuleHistory, m schema.StreamMeta) error {
 	if h.ID == "" {
-		return fmt.Errorf("stream seq %d: a rule history needs an id", meta.Seq)
+		return fmt.Errorf("stream seq %d: a rule history needs an id", m.Seq)
 	}
 	for _, v := range h.Versions {
 		r := schema.RuleVersionRow{RuleID: h.ID, Version: strconv.Itoa(v.Version), Description: v.Description, Mode: v.Mode, Text: v.Text, TextHash: v.Meaning, Since: v.Since}
-		if err := a.AppendRuleVersion(&r, meta); err != nil {
+		if err := a.AppendRuleVersion(&r, m); err != nil {
 			return err
 		}
 	}
