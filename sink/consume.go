@@ -63,7 +63,8 @@ type Options struct {
 // while the sink runs.
 type Stats struct {
 	Batches, Rows, Skipped, Retries atomic.Uint64
-	// Lag is the messages the last batch's consumer had yet to read.
+	// Lag is the messages the consumer had yet to read at the last
+	// commit, or had yet to store at the last failed one.
 	Lag atomic.Uint64
 }
 
@@ -154,15 +155,26 @@ func Consume(ctx context.Context, src *source.Source, kind Kind, st Appendable, 
 			continue
 		}
 		began := time.Now()
-		n, ended, err := write(st.Appender(), kind, b, log, o)
+		app := st.Appender()
+		n, ended, err := write(app, kind, b, log, o)
+		if c, ok := app.(tableCounter); ok {
+			c.takeInserted(o.Metrics.Inserted)
+		}
 		if err == nil && len(ended) > 0 && o.Ended != nil {
 			if err = o.Ended(ctx, ended); err != nil {
 				err = fmt.Errorf("after the commit, for the %d runs that ended: %w", len(ended), err)
 			}
 		}
 		if err != nil {
+			// No batch is committed while the store is down, but the
+			// backlog grows: the lag is the consumer's.
+			lag, lerr := src.Backlog(ctx)
+			if lerr != nil {
+				lag = b.Lag()
+			}
 			o.Stats.Retries.Add(1)
-			o.Metrics.failed(kind)
+			o.Stats.Lag.Store(lag)
+			o.Metrics.failed(kind, lag)
 			log.Warn("store: commit failed; the batch comes again", "messages", len(b.Msgs), "in", o.RetryAfter, "err", err)
 			if err := b.Nak(o.RetryAfter); err != nil {
 				log.Warn("store: handing the batch back failed; it comes again after the ack wait", "err", err)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ponens/ponens/internal/pipeline"
 	"github.com/ponens/ponens/monitor/worker"
@@ -79,6 +80,7 @@ func TestPipelineStoresAndAlerts(t *testing.T) {
 	}
 	defer sub.Unsubscribe()
 	stats := new(sink.Stats)
+	reg := prometheus.NewRegistry()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	p, err := pipeline.New(ctx, pipeline.Options{
@@ -88,7 +90,8 @@ func TestPipelineStoresAndAlerts(t *testing.T) {
 		Workers: &pipeline.WorkersOptions{IDs: []string{"w1", "w2"}, Worker: worker.Options{Rules: set,
 			LeaseTTL: time.Second, CheckpointEvery: 50 * time.Millisecond}},
 		Alerts: &pipeline.AlertOptions{},
-		Sink:   &pipeline.SinkOptions{Store: chdb.NewStore(e), Where: "test", Sink: sink.Options{BatchRows: 100, FlushEvery: 50 * time.Millisecond, Stats: stats}},
+		Sink: &pipeline.SinkOptions{Store: chdb.NewStore(e), Where: "test", Records: chdb.Querier{E: e},
+			Sink: sink.Options{BatchRows: 100, FlushEvery: 50 * time.Millisecond, Stats: stats, Metrics: sink.NewMetrics(reg)}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -138,6 +141,7 @@ func TestPipelineStoresAndAlerts(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	checkVerdictTimes(t, e)
+	checkTableRows(t, e, reg)
 	cancel()
 	if err := <-ran; err != nil {
 		t.Fatalf("Run after its context ended: %v", err)
@@ -181,6 +185,48 @@ func checkVerdictTimes(t *testing.T, e *chdb.Engine) {
 			t.Errorf("README question 5 on the sink's store: %q: seconds to the end should be a number ≥ 0", line)
 		}
 	}
+}
+
+// checkTableRows: ponens_store_table_rows_total counts, per table, at
+// least the rows the table holds (a batch delivered again counts again),
+// and counts every version of a rule's history, not its message.
+func checkTableRows(t *testing.T, e *chdb.Engine, reg *prometheus.Registry) {
+	t.Helper()
+	for _, table := range []string{"events", "verdicts", "rule_versions"} {
+		rows := 0
+		var counted float64
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			out, err := e.Query([]byte("SELECT count() FROM "+table+" FINAL"), "TSV")
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows, _ = strconv.Atoi(strings.TrimSpace(string(out)))
+			if counted = tableRows(t, reg, table); rows > 0 && counted >= float64(rows) {
+				break
+			}
+		}
+		if rows == 0 || counted < float64(rows) {
+			t.Errorf("ponens_store_table_rows_total{table=%q} = %v, want at least the %d rows it holds (and some)", table, counted, rows)
+		}
+	}
+}
+
+// tableRows is ponens_store_table_rows_total{table} gathered from reg.
+func tableRows(t *testing.T, reg *prometheus.Registry, table string) float64 {
+	t.Helper()
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fams {
+		for _, m := range f.GetMetric() {
+			if f.GetName() == "ponens_store_table_rows_total" && len(m.GetLabel()) == 1 && m.GetLabel()[0].GetValue() == table {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	t.Fatalf("no ponens_store_table_rows_total{table=%q} among the metrics", table)
+	return 0
 }
 
 // TestPipelineStopsOnPartError: a part that fails stops the others and
