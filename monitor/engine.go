@@ -2,6 +2,7 @@ package monitor
 
 import (
 	"errors"
+	"time"
 
 	"github.com/ponens/ponens/policy/ltl"
 	"github.com/ponens/ponens/policy/policymd"
@@ -23,6 +24,7 @@ type Engine struct {
 	cached int                   // transitions cached, over all obligations
 	vals   [][]bool              // scratch: proposition values per program
 	out    []schema.VerdictEvent // scratch: the verdicts of the event being added
+	outAt  []time.Time           // scratch: the ts of the event each verdict of out is on
 
 	keepPositions bool // a rule reads the run's actions or telemetry
 	indexOutputs  bool // a rule reads the actions only through their outputs (slim index)

@@ -1,6 +1,8 @@
 package monitor
 
 import (
+	"time"
+
 	"github.com/ponens/ponens/policy/eval"
 	"github.com/ponens/ponens/policy/ltl"
 	"github.com/ponens/ponens/policy/policymd"
@@ -101,7 +103,7 @@ func (r *Run) Add(ev *schema.Event) ([]schema.VerdictEvent, error) {
 		return nil, ErrEnded
 	}
 	clear(r.e.out)
-	r.e.out = r.e.out[:0]
+	r.e.out, r.e.outAt = r.e.out[:0], r.e.outAt[:0]
 	r.last, r.lastRaw = ev, nil
 	r.b.Add(ev)
 	switch {
@@ -154,11 +156,18 @@ func (r *Run) End() []schema.VerdictEvent {
 		return nil
 	}
 	clear(r.e.out)
-	r.e.out = r.e.out[:0]
+	r.e.out, r.e.outAt = r.e.out[:0], r.e.outAt[:0]
 	r.b.Seal()
 	r.finish(nil)
 	return r.e.out
 }
+
+// VerdictTimes returns, for each verdict the last Add or End returned and
+// in its order, the time (ts) of the event the verdict is on: the zero time
+// for a verdict of a run that ended before any event. Like the verdicts, the
+// slice is the engine's, valid until the next Add or End on any run of the
+// same engine.
+func (r *Run) VerdictTimes() []time.Time { return r.e.outAt }
 
 // Ended reports whether the run has ended.
 func (r *Run) Ended() bool { return r.ended }
@@ -584,12 +593,12 @@ func (r *Run) emit(i int, status schema.VerdictStatus, leaning schema.Leaning, e
 		Mode:    prog.mode,
 	}
 	if ev == nil { // a run that ended before any event
-		r.e.out = append(r.e.out, v)
+		r.e.out, r.e.outAt = append(r.e.out, v), append(r.e.outAt, time.Time{})
 		return
 	}
 	v.Seq = ev.Seq
 	if cause != nil || status == schema.StatusViolated {
 		v.Cause = &schema.Cause{Event: *ev, Subformula: prog.subformula(cause)}
 	}
-	r.e.out = append(r.e.out, v)
+	r.e.out, r.e.outAt = append(r.e.out, v), append(r.e.outAt, ev.TS)
 }

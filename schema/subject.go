@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Subjects and streams of the streaming pipeline (DESIGN.md §3). Every name
@@ -183,6 +184,19 @@ const (
 // duplicate (the message id seen before), the client compares it with the
 // stored message's to tell a retry from a conflicting event.
 const HeaderHash = "Ponens-Hash"
+
+// HeaderEventTime is set on each verdict message a worker publishes: the
+// time (ts) of the event the verdict is on, in RFC 3339 with milliseconds
+// (FormatEventTime). The store stamps the verdict's row with it; a verdict
+// message without it (published by an older worker) is stamped with the time
+// the stream stored it.
+const HeaderEventTime = "Ponens-Event-Time"
+
+// FormatEventTime is t as HeaderEventTime carries it: RFC 3339 in UTC with
+// milliseconds.
+func FormatEventTime(t time.Time) string {
+	return t.UTC().Format("2006-01-02T15:04:05.000Z07:00")
+}
 
 // HeaderTruncated is set on a dead letter whose body is only the first bytes
 // of what was refused (too large to keep whole); its value is the size of the

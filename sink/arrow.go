@@ -50,6 +50,26 @@ type table struct {
 	// held is the record batch built by a Commit that failed, kept so
 	// that the next Commit writes the same rows.
 	held arrow.RecordBatch
+	// inserted is the rows inserted into the table not yet taken
+	// (takeInserted).
+	inserted int
+}
+
+// tableCounter is an Appender that counts the rows its commits inserted
+// into each table.
+type tableCounter interface {
+	// takeInserted calls f with each table's rows inserted since the
+	// last call.
+	takeInserted(f func(table string, rows int))
+}
+
+func (a *arrowAppender) takeInserted(f func(table string, rows int)) {
+	for _, t := range a.tables {
+		if t.inserted > 0 {
+			f(t.name, t.inserted)
+			t.inserted = 0
+		}
+	}
 }
 
 func (a *arrowAppender) AppendVerdict(v *schema.VerdictEvent, m schema.StreamMeta) error {
@@ -94,6 +114,7 @@ func (a *arrowAppender) Commit() error {
 		if err := a.ins.InsertArrow(t.name, t.held, t.key.Token(t.name)); err != nil {
 			return err
 		}
+		t.inserted += int(t.held.NumRows())
 		t.held.Release()
 		t.held, t.key = nil, BatchKey{}
 	}

@@ -67,7 +67,8 @@ type Options struct {
 // while the sink runs.
 type Stats struct {
 	Batches, Rows, Skipped, Retries atomic.Uint64
-	// Lag is the messages the last batch's consumer had yet to read.
+	// Lag is the messages the consumer had yet to read at the last
+	// commit, or had yet to store at the last failed one.
 	Lag atomic.Uint64
 }
 
@@ -158,15 +159,26 @@ func Consume(ctx context.Context, src *source.Source, kind Kind, st Appendable, 
 			continue
 		}
 		began := time.Now()
-		n, ended, err := write(st.Appender(), kind, b, log, o)
+		app := st.Appender()
+		n, ended, err := write(app, kind, b, log, o)
+		if c, ok := app.(tableCounter); ok {
+			c.takeInserted(o.Metrics.Inserted)
+		}
 		if err == nil && len(ended) > 0 && o.Ended != nil {
 			if err = o.Ended(ctx, ended); err != nil {
 				err = fmt.Errorf("after the commit, for the %d runs that ended: %w", len(ended), err)
 			}
 		}
 		if err != nil {
+			// No batch is committed while the store is down, but the
+			// backlog grows: the lag is the consumer's.
+			lag, lerr := src.Backlog(ctx)
+			if lerr != nil {
+				lag = b.Lag()
+			}
 			o.Stats.Retries.Add(1)
-			o.Metrics.failed(kind)
+			o.Stats.Lag.Store(lag)
+			o.Metrics.failed(kind, lag)
 			log.Warn("store: commit failed; the batch comes again", "messages", len(b.Msgs), "in", o.RetryAfter, "err", err)
 			if err := b.Nak(o.RetryAfter); err != nil {
 				log.Warn("store: handing the batch back failed; it comes again after the ack wait", "err", err)
@@ -234,7 +246,7 @@ func appendMsg(a Appender, kind Kind, m jetstream.Msg, meta schema.StreamMeta) (
 		if v.RunID == "" || v.Rule.ID == "" {
 			return "", fmt.Errorf("stream seq %d: a verdict needs runId and rule.id", meta.Seq)
 		}
-		return "", a.AppendVerdict(&v, meta)
+		return "", a.AppendVerdict(&v, verdictMeta(m, meta))
 	case DeadLetters:
 		return "", a.AppendDeadLetter(deadLetterOf(m), meta)
 	case RuleVersions:
@@ -253,6 +265,18 @@ func appendMsg(a Appender, kind Kind, m jetstream.Msg, meta schema.StreamMeta) (
 	return "", nil
 }
 
+// verdictMeta is meta stamped with the time of the event the verdict of m
+// is on, from its schema.HeaderEventTime; a message without the header (or
+// with one that does not parse) keeps the time the stream stored it.
+func verdictMeta(m jetstream.Msg, meta schema.StreamMeta) schema.StreamMeta {
+	if h := m.Headers(); h != nil {
+		if t, err := time.Parse(time.RFC3339Nano, h.Get(schema.HeaderEventTime)); err == nil {
+			meta.Time = t
+		}
+	}
+	return meta
+}
+
 // deadLetterOf reads a dead letter's headers and body.
 func deadLetterOf(m jetstream.Msg) *schema.DeadLetter {
 	h := m.Headers()
@@ -263,16 +287,21 @@ func deadLetterOf(m jetstream.Msg) *schema.DeadLetter {
 
 // ruleHistory is the JSON of a rule's entry in the rule manifest, as the
 // workers write it (monitor/worker.RuleHistory).
-type ruleHistory struct {
-	ID       string `json:"id"`
-	Versions []struct {
-		Version     int       `json:"version"`
-		Meaning     string    `json:"meaning"`
-		Text        string    `json:"text"`
-		Description string    `json:"description"`
-		Mode        string    `json:"mode"`
-		Since       time.Time `json:"since"`
-	} `json:"versions"`
+// RuleHistory is a rule's entry in the fleet's rule manifest, as the sink
+// stores it: every meaning the rule has had, oldest first.
+type RuleHistory struct {
+	ID       string        `json:"id"`
+	Versions []RuleVersion `json:"versions"`
+}
+
+// RuleVersion is one meaning of a rule in its RuleHistory.
+type RuleVersion struct {
+	Version     int       `json:"version"`
+	Meaning     string    `json:"meaning"` // a hash of the meaning (the text_hash column)
+	Text        string    `json:"text"`
+	Description string    `json:"description"`
+	Mode        string    `json:"mode"`
+	Since       time.Time `json:"since"`
 }
 
 // appendRuleHistory appends every version of the rule history in m; a
@@ -281,16 +310,22 @@ func appendRuleHistory(a Appender, m jetstream.Msg, meta schema.StreamMeta) erro
 	if len(m.Data()) == 0 {
 		return nil
 	}
-	var h ruleHistory
+	var h RuleHistory
 	if err := json.Unmarshal(m.Data(), &h); err != nil {
 		return err
 	}
+	return AppendRuleHistory(a, &h, meta)
+}
+
+// AppendRuleHistory appends a row of rule_versions for each version of h,
+// read at m.
+func AppendRuleHistory(a Appender, h *RuleHistory, m schema.StreamMeta) error {
 	if h.ID == "" {
-		return fmt.Errorf("stream seq %d: a rule history needs an id", meta.Seq)
+		return fmt.Errorf("stream seq %d: a rule history needs an id", m.Seq)
 	}
 	for _, v := range h.Versions {
 		r := schema.RuleVersionRow{RuleID: h.ID, Version: strconv.Itoa(v.Version), Description: v.Description, Mode: v.Mode, Text: v.Text, TextHash: v.Meaning, Since: v.Since}
-		if err := a.AppendRuleVersion(&r, meta); err != nil {
+		if err := a.AppendRuleVersion(&r, m); err != nil {
 			return err
 		}
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	natsjs "github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ponens/ponens/schema"
 	"github.com/ponens/ponens/sink"
@@ -264,11 +265,12 @@ func TestSinkStoreOutage(t *testing.T) {
 	js := startStreams(t)
 	o := &outage{st: chdb.NewStore(engine)}
 	stats := new(sink.Stats)
+	reg := prometheus.NewRegistry()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
 		done <- sink.FromStreams(ctx, js, subjects, o, sink.Options{BatchRows: 20, FlushEvery: 50 * time.Millisecond, RetryAfter: 20 * time.Millisecond,
-			Stats: stats, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			Stats: stats, Metrics: sink.NewMetrics(reg), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	}()
 	defer func() { cancel(); <-done }()
 	waitRows := func(what string, n int) {
@@ -294,6 +296,11 @@ func TestSinkStoreOutage(t *testing.T) {
 	if got := stats.Rows.Load(); got != uint64(e1+v1) {
 		t.Fatalf("%d rows counted stored while the store was down, want %d", got, e1+v1)
 	}
+	// Every event published during the outage waits to be stored: the lag
+	// says so, though no batch was committed since.
+	if lag := metric(t, reg, "ponens_store_lag_messages", "stream", "events"); lag < float64(e2) {
+		t.Errorf("ponens_store_lag_messages{stream=events} = %v during the outage, want at least the %d events published meanwhile", lag, e2)
+	}
 	o.down.Store(false)
 	waitRows("after the outage", e1+v1+e2+v2)
 	time.Sleep(200 * time.Millisecond) // a row stored twice would show now
@@ -306,4 +313,31 @@ func TestSinkStoreOutage(t *testing.T) {
 	if got := stats.Rows.Load(); got != uint64(e1+v1+e2+v2) {
 		t.Errorf("%d rows stored, want %d", got, e1+v1+e2+v2)
 	}
+}
+
+// metric is the value of the metric name whose label is value, gathered
+// from reg.
+func metric(t *testing.T, reg *prometheus.Registry, name, label, value string) float64 {
+	t.Helper()
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fams {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == label && l.GetValue() == value {
+					if m.Counter != nil {
+						return m.Counter.GetValue()
+					}
+					return m.Gauge.GetValue()
+				}
+			}
+		}
+	}
+	t.Fatalf("no %s{%s=%q} among the metrics", name, label, value)
+	return 0
 }

@@ -3,6 +3,8 @@ package sink
 import (
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
+
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -15,9 +17,14 @@ import (
 //	ponens_store_retries_total{stream}    commits that failed (the batch comes again)
 //	ponens_store_batch_rows{stream}       rows per committed batch (histogram)
 //	ponens_store_commit_seconds{stream}   time to build and commit a batch (histogram)
-//	ponens_store_lag_messages{stream}     messages the consumer had yet to read
+//	ponens_store_lag_messages{stream}     messages the consumer had yet to read (after a commit; after a failed one, all it has yet to store)
+//
+// and by table:
+//
+//	ponens_store_table_rows_total{table}  rows inserted into the table (events, verdicts, dead_letters, rule_versions, record_entries)
 type Metrics struct {
 	rows, batches, skipped, retries *prometheus.CounterVec
+	tableRows                       *prometheus.CounterVec
 	batchRows, commit               *prometheus.HistogramVec
 	lag                             *prometheus.GaugeVec
 }
@@ -32,9 +39,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		retries:   prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ponens_store_retries_total", Help: "Commits that failed; their batch is delivered again."}, l),
 		batchRows: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "ponens_store_batch_rows", Help: "Rows per committed batch.", Buckets: prometheus.ExponentialBuckets(1, 4, 9)}, l),
 		commit:    prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "ponens_store_commit_seconds", Help: "Time to build and commit a batch.", Buckets: prometheus.ExponentialBuckets(0.001, 2, 14)}, l),
+		tableRows: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ponens_store_table_rows_total", Help: "Rows the sink inserted into each table of the store."}, []string{"table"}),
 		lag:       prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "ponens_store_lag_messages", Help: "Messages of the stream the sink's consumer had yet to read at its last batch."}, l),
 	}
-	reg.MustRegister(m.rows, m.batches, m.skipped, m.retries, m.batchRows, m.commit, m.lag)
+	reg.MustRegister(m.rows, m.batches, m.skipped, m.retries, m.tableRows, m.batchRows, m.commit, m.lag)
+	for _, t := range []string{"events", "verdicts", "dead_letters", "rule_versions", "record_entries"} {
+		m.tableRows.WithLabelValues(t)
+	}
 	for _, k := range []Kind{Verdicts, Events, DeadLetters, RuleVersions} { // present at 0 before the first batch
 		for _, c := range []*prometheus.CounterVec{m.rows, m.batches, m.skipped, m.retries} {
 			c.WithLabelValues(string(k))
@@ -55,11 +66,44 @@ func (m *Metrics) committed(k Kind, rows int, took time.Duration, lag uint64) {
 	m.lag.WithLabelValues(string(k)).Set(float64(lag))
 }
 
-// failed records a failed commit.
-func (m *Metrics) failed(k Kind) {
+// failed records a failed commit, and lag, the messages the consumer has
+// yet to store: while the store is down the backlog grows, and the gauge
+// with it.
+func (m *Metrics) failed(k Kind, lag uint64) {
 	if m != nil {
 		m.retries.WithLabelValues(string(k)).Inc()
+		m.lag.WithLabelValues(string(k)).Set(float64(lag))
 	}
+}
+
+// Inserted records rows inserted into table.
+func (m *Metrics) Inserted(table string, rows int) {
+	if m != nil && rows > 0 {
+		m.tableRows.WithLabelValues(table).Add(float64(rows))
+	}
+}
+
+// CountingInserter is ins counting the rows of each insert that succeeds
+// into m, by table (ponens_store_table_rows_total): for what is inserted
+// besides the Appenders' commits, such as the record entries.
+func CountingInserter(ins Inserter, m *Metrics) Inserter {
+	if m == nil {
+		return ins
+	}
+	return countingInserter{ins, m}
+}
+
+type countingInserter struct {
+	Inserter
+	m *Metrics
+}
+
+func (c countingInserter) InsertArrow(table string, rec arrow.RecordBatch, token string) error {
+	err := c.Inserter.InsertArrow(table, rec, token)
+	if err == nil {
+		c.m.Inserted(table, int(rec.NumRows()))
+	}
+	return err
 }
 
 // skip records a message that did not decode.

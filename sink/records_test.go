@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -144,4 +145,40 @@ func TestSinkRuleVersions(t *testing.T) {
 	storeUntil(t, js, 1, q, strings.Join(want, "\n")) // the bucket keeps the latest history of a rule
 	cancel()
 	<-ran
+}
+
+// A verdict's row is stamped with the time of the event it is on, from its
+// message's Ponens-Event-Time header; a verdict message without the header
+// is stamped with the time the stream stored it.
+func TestSinkVerdictEventTime(t *testing.T) {
+	js := startStreams(t)
+	ctx := context.Background()
+	at := time.Date(2025, 3, 4, 9, 30, 1, 250e6, time.UTC)
+	for i, header := range []bool{true, false} {
+		run := fmt.Sprintf("evtime-%d", i)
+		m := nats.NewMsg(subjects.Verdict(subjects.PartitionOf(run), run))
+		m.Data = fmt.Appendf(nil, `{"runId":%q,"seq":2,"rule":{"id":"r"},"status":"violated","mode":"observe"}`, run)
+		if header {
+			m.Header.Set(schema.HeaderEventTime, schema.FormatEventTime(at))
+		}
+		if _, err := js.PublishMsg(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	storeUntil(t, js, 2, "SELECT count() FROM verdicts FINAL WHERE run_id LIKE 'evtime-%'", "2")
+	if got := query(t, "SELECT toString(ts) FROM verdicts FINAL WHERE run_id = 'evtime-0'"); got != "2025-03-04 09:30:01.250" {
+		t.Errorf("the verdict with the event's time in its header is stamped %s, want 2025-03-04 09:30:01.250", got)
+	}
+	st, err := js.Stream(ctx, schema.StreamVerdicts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, err := st.GetMsg(ctx, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := query(t, "SELECT toUnixTimestamp64Milli(ts) FROM verdicts FINAL WHERE run_id = 'evtime-1'")
+	if want := stored.Time.UnixMilli(); got != strconv.FormatInt(want, 10) {
+		t.Errorf("the verdict without the header is stamped %s (ms), want %d, the time the stream stored it", got, want)
+	}
 }

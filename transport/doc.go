@@ -15,7 +15,8 @@
 //	EVENTS      <prefix>.events.<run token>, stored by the partition()
 //	            transform as <prefix>.events.p.<k>.<run token>; limits
 //	            retention, MaxAge, the duplicate window for Nats-Msg-Id
-//	VERDICTS    <prefix>.verdicts.>, its own duplicate window
+//	VERDICTS    <prefix>.verdicts.>, its own duplicate window; header
+//	            Ponens-Event-Time: the ts of the event the verdict is on
 //	DEADLETTER  <prefix>.dlq.<reason>: headers Ponens-Error, Ponens-Reason,
 //	            Ponens-Source (and Ponens-Truncated), body the refused bytes
 //

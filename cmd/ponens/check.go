@@ -152,7 +152,7 @@ func checkWhole(given *monitor.Engine, args []string, cfg *config.Config, outDir
 		return nil, err
 	}
 	if storeDir != "" {
-		if err := storeCheck(cfg.Store.Lib, storeDir, runs, res.streams, notes); err != nil {
+		if err := storeCheck(cfg.Store.Lib, storeDir, runs, res.streams, res.summary.Rules, notes); err != nil {
 			return nil, err
 		}
 	}

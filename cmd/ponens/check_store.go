@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/ponens/ponens/query/record/stored"
 	"github.com/ponens/ponens/schema"
@@ -12,11 +13,12 @@ import (
 	"github.com/ponens/ponens/sink/chdb"
 )
 
-// storeCheck writes the checked runs' events and verdict streams into the
-// embedded store at dir, in one commit, and then the record entries of the
-// runs that ended, as the sink does; what a run's payloads held that the
-// record could not read goes to notes.
-func storeCheck(lib, dir string, runs []namedRun, streams [][]schema.VerdictEvent, notes io.Writer) error {
+// storeCheck writes the checked runs' events and verdict streams and the
+// checked rules (as version 1 in rule_versions) into the embedded store at
+// dir, in one commit, and then the record entries of the runs that ended,
+// as the sink does; what a run's payloads held that the record could not
+// read goes to notes.
+func storeCheck(lib, dir string, runs []namedRun, streams [][]schema.VerdictEvent, rules []schema.RuleManifestEntry, notes io.Writer) error {
 	e, err := chdb.Open(chdb.Options{Lib: lib, Path: dir})
 	if err != nil {
 		return exitWith(exitUnavailable, "--store %s: %v", dir, err)
@@ -37,6 +39,9 @@ func storeCheck(lib, dir string, runs []namedRun, streams [][]schema.VerdictEven
 			ended = append(ended, nr.Run.ID)
 		}
 	}
+	if err := appendCheckedRules(a, rules, &pos); err != nil {
+		return exitWith(exitBadInput, "--store %s: %v", dir, err)
+	}
 	if err := a.Commit(); err != nil {
 		a.Rollback()
 		return exitWith(exitUnavailable, "--store %s: %v", dir, err)
@@ -46,6 +51,21 @@ func storeCheck(lib, dir string, runs []namedRun, streams [][]schema.VerdictEven
 	}}
 	if err := w.Ended(context.Background(), ended); err != nil {
 		return exitWith(exitUnavailable, "--store %s: %v", dir, err)
+	}
+	return nil
+}
+
+// appendCheckedRules appends the rules a check judged by as the sink
+// stores the fleet's rule manifest: each its version 1 (the id its verdicts
+// carry), put in force now, at the positions after *pos.
+func appendCheckedRules(a sink.Appender, rules []schema.RuleManifestEntry, pos *uint64) error {
+	now := time.Now().UTC()
+	for _, r := range rules {
+		*pos++
+		h := sink.RuleHistory{ID: r.ID, Versions: []sink.RuleVersion{{Version: 1, Text: r.Text, Description: r.Description, Mode: string(r.Mode), Since: now}}}
+		if err := sink.AppendRuleHistory(a, &h, schema.StreamMeta{Seq: *pos, Time: now}); err != nil {
+			return fmt.Errorf("rule %s: %w", r.ID, err)
+		}
 	}
 	return nil
 }

@@ -26,7 +26,8 @@ table, JSON lines or CSV. Statements that would change data are refused.
 
 The tables are events, verdicts, run_rule_status, runs, rule_versions,
 dead_letters and record_entries, with the views violations_rule_hour,
-compliance_agent_day and open_runs (docs/storage.md describes each).
+compliance_agent_day, open_runs and run_rule_matrix (docs/storage.md
+describes each).
 
 With store.dsn (PONENS_STORE_DSN) set, the query runs on that ClickHouse
 server instead, as the subquery of a SELECT, so that only a query runs

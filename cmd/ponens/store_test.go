@@ -138,3 +138,52 @@ func sqlArray(ss []string) string {
 	}
 	return "[" + strings.Join(q, ", ") + "]"
 }
+
+// The store that `ponens check --store` wrote gives, through the
+// run_rule_matrix view and with the rules it holds itself (rule_versions),
+// exactly the matrix of check's summary.json.
+func TestStoreMatrixView(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and starts the embedded store")
+	}
+	work := t.TempDir()
+	traces := filepath.Join(work, "traces")
+	if err := os.CopyFS(traces, os.DirFS("../../examples/traces")); err != nil {
+		t.Fatal(err)
+	}
+	out, store := filepath.Join(work, "out"), filepath.Join(work, "store")
+	rules, err := filepath.Abs("../../examples/rules")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := runBinary(t, work, nil, "check", "--rules", rules, "--out", out, "--store", store, traces); r.code != 1 {
+		t.Fatalf("ponens check --store: exit %d\n%s", r.code, r.stderr)
+	}
+	data, err := os.ReadFile(filepath.Join(out, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum schema.Summary
+	if err := json.Unmarshal(data, &sum); err != nil {
+		t.Fatal(err)
+	}
+	e, err := chdb.Open(chdb.Options{Path: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	got, err := e.Query([]byte("SELECT rule_id, run_id, status FROM run_rule_matrix ORDER BY rule_id, run_id"), "TabSeparated")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for i, rule := range sum.Matrix.Rules {
+		for j, tr := range sum.Traces {
+			want = append(want, rule+"\t"+tr.RunID+"\t"+string(sum.Matrix.Cells[i][j]))
+		}
+	}
+	slices.Sort(want)
+	if g := strings.Split(strings.TrimSpace(string(got)), "\n"); !slices.Equal(g, want) {
+		t.Errorf("run_rule_matrix on the store of ponens check --store:\n%s\nwant (summary.json's matrix):\n%s", strings.Join(g, "\n"), strings.Join(want, "\n"))
+	}
+}

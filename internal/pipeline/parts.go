@@ -122,7 +122,7 @@ func (p *Pipeline) addSink(_ context.Context, o SinkOptions) error {
 	}
 	if ins, ok := o.Store.(sink.Inserter); ok && o.Records != nil && o.Sink.Ended == nil {
 		log := o.Sink.Logger
-		w := &stored.Writer{Store: o.Records, Insert: ins, Problems: func(run string, problems []string) {
+		w := &stored.Writer{Store: o.Records, Insert: sink.CountingInserter(ins, o.Sink.Metrics), Problems: func(run string, problems []string) {
 			log.Warn("store: record entries: parts of the run's payloads could not be read", "run", run, "problems", problems)
 		}}
 		o.Sink.Ended = w.Ended

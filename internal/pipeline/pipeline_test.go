@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ponens/ponens/internal/pipeline"
 	"github.com/ponens/ponens/monitor/worker"
@@ -78,6 +80,7 @@ func TestPipelineStoresAndAlerts(t *testing.T) {
 	}
 	defer sub.Unsubscribe()
 	stats := new(sink.Stats)
+	reg := prometheus.NewRegistry()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	p, err := pipeline.New(ctx, pipeline.Options{
@@ -87,7 +90,8 @@ func TestPipelineStoresAndAlerts(t *testing.T) {
 		Workers: &pipeline.WorkersOptions{IDs: []string{"w1", "w2"}, Worker: worker.Options{Rules: set,
 			LeaseTTL: time.Second, CheckpointEvery: 50 * time.Millisecond}},
 		Alerts: &pipeline.AlertOptions{},
-		Sink:   &pipeline.SinkOptions{Store: chdb.NewStore(e), Where: "test", Sink: sink.Options{BatchRows: 100, FlushEvery: 50 * time.Millisecond, Stats: stats}},
+		Sink: &pipeline.SinkOptions{Store: chdb.NewStore(e), Where: "test", Records: chdb.Querier{E: e},
+			Sink: sink.Options{BatchRows: 100, FlushEvery: 50 * time.Millisecond, Stats: stats, Metrics: sink.NewMetrics(reg)}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -136,10 +140,93 @@ func TestPipelineStoresAndAlerts(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+	checkVerdictTimes(t, e)
+	checkTableRows(t, e, reg)
 	cancel()
 	if err := <-ran; err != nil {
 		t.Fatalf("Run after its context ended: %v", err)
 	}
+}
+
+// checkVerdictTimes: on a store the sink wrote, each verdict's ts is the
+// ts of the event it is on (the example fleet's events are dated before the
+// test runs, so the time the stream stored a verdict would differ), and the
+// README's question "time from the first violation of a rule to the end of
+// its run" has no negative answer.
+func checkVerdictTimes(t *testing.T, e *chdb.Engine) {
+	t.Helper()
+	query := func(sql string) string {
+		out, err := e.Query([]byte(sql), "TSV")
+		if err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	got := query(`SELECT count(), countIf(v.ts != ev.ts), anyIf((v.ts, ev.ts), v.ts != ev.ts) FROM verdicts AS v FINAL
+		JOIN (SELECT run_id, seq, ts FROM events FINAL) AS ev USING (run_id, seq)`)
+	if f := strings.Split(got, "\t"); len(f) != 3 || f[0] == "0" || f[1] != "0" {
+		t.Fatalf("verdicts on an event, those whose ts is not their event's, one (verdict ts, event ts): %q, want some and none", got)
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := regexp.MustCompile(`(?s)5\. Time from the first violation.*?\$ ponens sql "([^\n]*)"\n`).FindSubmatch(readme)
+	if q == nil {
+		t.Fatal("README.md: no question 5 (time from the first violation to the end of its run) with its ponens sql line")
+	}
+	rows := query(string(q[1]))
+	if rows == "" {
+		t.Fatalf("README question 5 answered nothing on the sink's store: %s", q[1])
+	}
+	for _, line := range strings.Split(rows, "\n") {
+		f := strings.Split(line, "\t")
+		if n, err := strconv.Atoi(f[len(f)-1]); err != nil || n < 0 {
+			t.Errorf("README question 5 on the sink's store: %q: seconds to the end should be a number ≥ 0", line)
+		}
+	}
+}
+
+// checkTableRows: ponens_store_table_rows_total counts, per table, at
+// least the rows the table holds (a batch delivered again counts again),
+// and counts every version of a rule's history, not its message.
+func checkTableRows(t *testing.T, e *chdb.Engine, reg *prometheus.Registry) {
+	t.Helper()
+	for _, table := range []string{"events", "verdicts", "rule_versions"} {
+		rows := 0
+		var counted float64
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			out, err := e.Query([]byte("SELECT count() FROM "+table+" FINAL"), "TSV")
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows, _ = strconv.Atoi(strings.TrimSpace(string(out)))
+			if counted = tableRows(t, reg, table); rows > 0 && counted >= float64(rows) {
+				break
+			}
+		}
+		if rows == 0 || counted < float64(rows) {
+			t.Errorf("ponens_store_table_rows_total{table=%q} = %v, want at least the %d rows it holds (and some)", table, counted, rows)
+		}
+	}
+}
+
+// tableRows is ponens_store_table_rows_total{table} gathered from reg.
+func tableRows(t *testing.T, reg *prometheus.Registry, table string) float64 {
+	t.Helper()
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fams {
+		for _, m := range f.GetMetric() {
+			if f.GetName() == "ponens_store_table_rows_total" && len(m.GetLabel()) == 1 && m.GetLabel()[0].GetValue() == table {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	t.Fatalf("no ponens_store_table_rows_total{table=%q} among the metrics", table)
+	return 0
 }
 
 // TestPipelineStopsOnPartError: a part that fails stops the others and

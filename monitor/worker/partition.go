@@ -517,11 +517,12 @@ func (p *partition) resume() {
 }
 
 // sendFresh sends, of verdicts replay made, those of the rules that were
-// not in force when the checkpoint was written.
-func (p *partition) sendFresh(ctx context.Context, vs []schema.VerdictEvent) {
+// not in force when the checkpoint was written; at[i] is the time of the
+// event vs[i] is on.
+func (p *partition) sendFresh(ctx context.Context, vs []schema.VerdictEvent, at []time.Time) {
 	for i := range vs {
 		if p.fresh[vs[i].Rule.ID] {
-			p.send(ctx, vs[i:i+1])
+			p.send(ctx, vs[i:i+1], at[i:i+1])
 		}
 	}
 }
@@ -580,9 +581,9 @@ func (p *partition) apply(ctx context.Context, runID string, rs *runState, ev *s
 	}
 	switch {
 	case !replay:
-		p.send(ctx, vs)
+		p.send(ctx, vs, rs.run.VerdictTimes())
 	case p.fresh != nil:
-		p.sendFresh(ctx, vs)
+		p.sendFresh(ctx, vs, rs.run.VerdictTimes())
 	}
 	if rs.run.Ended() {
 		p.end(runID, fmt.Sprintf("%s at seq %d", ev.Type, ev.Seq))
@@ -630,7 +631,8 @@ func (p *partition) sweep(ctx context.Context) {
 	p.idleScan = now
 	for id, rs := range p.runs {
 		if len(rs.buffer) == 0 && now.Sub(rs.last) >= p.w.opts.IdleAfter {
-			p.send(ctx, rs.run.End())
+			vs := rs.run.End()
+			p.send(ctx, vs, rs.run.VerdictTimes())
 			p.end(id, fmt.Sprintf("idle for %s after seq %d, without run.finish", p.w.opts.IdleAfter, rs.next-1))
 			p.dirty = true
 		}
@@ -672,7 +674,7 @@ func (p *partition) skipGap(ctx context.Context, id string, rs *runState) {
 	p.dead(ctx, schema.ReasonSeqGap, gapErr, first.raw)
 	v := schema.VerdictEvent{RunID: id, Seq: keys[0], Rule: schema.RuleRef{ID: StreamIntegrity, Description: "events of a run arrive gap-free"},
 		Status: schema.StatusViolated, Mode: schema.ModeObserve, Cause: &schema.Cause{Event: *first.ev, Subformula: "gap-free"}}
-	p.send(ctx, []schema.VerdictEvent{v})
+	p.send(ctx, []schema.VerdictEvent{v}, []time.Time{first.ev.TS})
 	rs.skipped = append(rs.skipped, [2]uint64{missing, keys[0] - 1})
 	rs.next = keys[0]
 	p.dirty = true
@@ -686,8 +688,9 @@ func (p *partition) dead(ctx context.Context, reason string, err error, data []b
 }
 
 // send publishes verdicts to the verdicts stream, each with its message id
-// so that a replay after a crash stores nothing twice.
-func (p *partition) send(ctx context.Context, vs []schema.VerdictEvent) {
+// so that a replay after a crash stores nothing twice, and with the time of
+// the event it is on, at[i] (schema.HeaderEventTime; none when zero).
+func (p *partition) send(ctx context.Context, vs []schema.VerdictEvent, at []time.Time) {
 	for i := range vs {
 		v := &vs[i]
 		data, err := json.Marshal(v)
@@ -708,6 +711,9 @@ func (p *partition) send(ctx context.Context, vs []schema.VerdictEvent) {
 			setHeader(msg, schema.HeaderProject, rs.project)
 		}
 		setHeader(msg, schema.HeaderSeverity, p.severity[v.Rule.ID])
+		if i < len(at) && !at[i].IsZero() {
+			msg.Header.Set(schema.HeaderEventTime, schema.FormatEventTime(at[i]))
+		}
 		f, err := p.w.js.PublishMsgAsync(msg)
 		if err != nil {
 			p.fail(err)

@@ -15,6 +15,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/ponens/ponens/schema"
 )
 
 // cellText is an Arrow value as text: numbers in decimal, times as Unix
@@ -78,7 +80,7 @@ func sqlRows(t *testing.T, sql string) [][]string {
 func TestExport(t *testing.T) {
 	ts := newTestServer(t)
 	eventCols := []string{"run_id", "seq", "ts", "type", "agent", "action_type", "target", "capability", "body", "stream_seq"}
-	verdictCols := []string{"run_id", "rule_id", "seq", "ts", "status", "leaning", "mode", "rule_description", "cause_subformula", "cause_event", "stream_seq"}
+	verdictCols := []string{"run_id", "rule_id", "seq", "ts", "status", "leaning", "mode", "rule_description", "rule_version", "cause_subformula", "cause_event", "stream_seq"}
 	asText := func(cols []string) string {
 		out := make([]string, len(cols))
 		for i, c := range cols {
@@ -90,13 +92,14 @@ func TestExport(t *testing.T) {
 		return strings.Join(out, ", ")
 	}
 	for _, c := range []struct {
-		query string
-		cols  []string
-		sql   string
+		query  string
+		cols   []string
+		sql    string
+		schema *arrow.Schema
 	}{
-		{"what=events", eventCols, "SELECT " + asText(eventCols) + " FROM events FINAL ORDER BY run_id, seq"},
-		{"what=verdicts&status=violated", verdictCols, "SELECT " + asText(verdictCols) + " FROM verdicts FINAL WHERE run_id = 'r1' ORDER BY run_id, stream_seq"},
-		{"what=events&run=r2&agent=coder-1", eventCols, "SELECT " + asText(eventCols) + " FROM events FINAL WHERE run_id = 'r2' ORDER BY seq"},
+		{"what=events", eventCols, "SELECT " + asText(eventCols) + " FROM events FINAL ORDER BY run_id, seq", schema.EventArrowSchema},
+		{"what=verdicts&status=violated", verdictCols, "SELECT " + asText(verdictCols) + " FROM verdicts FINAL WHERE run_id = 'r1' ORDER BY run_id, stream_seq", schema.VerdictArrowSchema},
+		{"what=events&run=r2&agent=coder-1", eventCols, "SELECT " + asText(eventCols) + " FROM events FINAL WHERE run_id = 'r2' ORDER BY seq", schema.EventArrowSchema},
 	} {
 		want := sqlRows(t, c.sql)
 		for _, format := range []string{"arrow", "parquet"} {
@@ -105,6 +108,7 @@ func TestExport(t *testing.T) {
 				t.Fatalf("%s %s: %d %s", c.query, format, code, body)
 			}
 			batches := readExport(t, format, body)
+			sameSchema(t, c.query+" as "+format, batches[0].Schema(), c.schema)
 			names, rows := tableRows(t, batches)
 			if !reflect.DeepEqual(names, c.cols) || !reflect.DeepEqual(rows, want) {
 				t.Errorf("%s as %s: columns %v\nrows %v\nwant %v", c.query, format, names, rows, want)
@@ -162,4 +166,18 @@ func readExport(t *testing.T, format string, body []byte) []arrow.RecordBatch {
 		t.Fatal(fmt.Sprintf("the Parquet file of %d bytes has no rows", len(body)))
 	}
 	return out
+}
+
+// sameSchema checks that an export's Arrow schema is the store's, field
+// for field: names, order, types and nullability.
+func sameSchema(t *testing.T, what string, got, want *arrow.Schema) {
+	t.Helper()
+	if got.NumFields() != want.NumFields() {
+		t.Fatalf("%s: %d fields, the store's Arrow schema has %d:\n%s\nwant\n%s", what, got.NumFields(), want.NumFields(), got, want)
+	}
+	for i, f := range want.Fields() {
+		if g := got.Field(i); g.Name != f.Name || !arrow.TypeEqual(g.Type, f.Type) || g.Nullable != f.Nullable {
+			t.Errorf("%s: field %d is %s, the store's Arrow schema has %s", what, i+1, g, f)
+		}
+	}
 }

@@ -344,7 +344,7 @@ func (s *Server) serveExport(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	o := ExportOptions{What: q.str("what"), Format: q.str("format")}
-	if _, ok := exportColumns[o.What]; !ok {
+	if _, ok := exportSchemas[o.What]; !ok {
 		writeError(w, badData("what", "expected events or verdicts, got %s", safe(o.What)))
 		return
 	}

@@ -163,6 +163,18 @@ func (b Batch) Nak(delay time.Duration) error {
 	return nil
 }
 
+// Backlog asks the server how many messages of the stream the consumer
+// has not had acknowledged: those not yet delivered and those delivered
+// but neither acknowledged nor given up on (a batch handed back waits among
+// them).
+func (s *Source) Backlog(ctx context.Context) (uint64, error) {
+	info, err := s.c.Info(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("source %s: consumer info: %w", s.o.Stream, err)
+	}
+	return info.NumPending + uint64(info.NumAckPending), nil
+}
+
 // Lag is how many messages of the stream the consumer had yet to be
 // delivered when the batch's last message was: what the reader is behind.
 func (b Batch) Lag() uint64 {
