@@ -316,7 +316,7 @@ func TestCLIExitCodes(t *testing.T) {
 		{name: "sql refuses table function writes", args: []string{"sql", "--store", store, "INSERT INTO FUNCTION file('" + filepath.Join(work, "x.csv") + "', 'CSV') SELECT 1"}, code: 2, want: "ponens sql: only a query runs here (SELECT, WITH or EXPLAIN), got INSERT"},
 		{name: "sql refuses a second statement", args: []string{"sql", "--store", store, "SELECT 1; KILL QUERY WHERE 1"}, code: 2, want: "ponens sql: clickhouse: Code: 62"},
 		{name: "sql not a store", args: []string{"sql", "--store", ex("rules"), "SELECT 1"}, code: 2, want: "ponens sql: store.path (--store) " + ex("rules") + ": no store there"},
-		{name: "sql syntax error", args: []string{"sql", "--store", store, "SELEC 1"}, code: 2, want: "ponens sql: clickhouse: Code: 62"},
+		{name: "sql syntax error", args: []string{"sql", "--store", store, "SELECT 1 +"}, code: 2, want: "ponens sql: clickhouse: Code: 62"},
 		{name: "sql no store", args: []string{"sql", "--store", filepath.Join(work, "nostore"), "SELECT 1"}, code: 2, want: "ponens sql: store.path (--store) " + filepath.Join(work, "nostore") + ": no store there"},
 		{name: "sql bad format", args: []string{"sql", "--store", store, "--format", "xml", "SELECT 1"}, code: 2, want: `ponens sql: --format: must be table, json or csv, got "xml"`},
 		{name: "sql without the engine", args: []string{"sql", "--store", store, "SELECT 1"}, env: []string{"PONENS_CHDB_LIB=/nonexistent/libchdb.so"}, code: 3,
