@@ -48,6 +48,7 @@ install:
 test: lint chdb
 	$(GO) test -count=1 $(PKGS)
 	$(GO) test -count=1 -race $(RACE_PKGS)
+	@test -n "$$PONENS_CLICKHOUSE_DSN" || echo "skipped: the ClickHouse server-path tests (PONENS_CLICKHOUSE_DSN is unset); to run them, set PONENS_CLICKHOUSE_DSN=clickhouse://user:password@host:9000/db and run make test"
 
 ## test-race: the race detector over everything
 test-race:

@@ -182,9 +182,7 @@ func TestCLIExitCodes(t *testing.T) {
 	}
 	noWait := []string{"PONENS_NATS_START_WAIT=0s"}
 	store := filepath.Join(work, "store")
-	if err := os.MkdirAll(store, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	makeStore(t, store)
 	const formula = "G(GitCommit → P(RunTests))"
 
 	for _, tc := range []struct {
@@ -314,8 +312,11 @@ func TestCLIExitCodes(t *testing.T) {
 		{name: "trace symbol no symbol", args: []string{"trace", "symbol", ex("record/payments.json")}, code: 2, want: "ponens trace symbol: "},
 		{name: "sql", args: []string{"sql", "--store", store, "SELECT count() AS n FROM verdicts"}, want: "│ 0 │"},
 		{name: "sql json", args: []string{"sql", "--store", store, "--format", "json", "SELECT 1 AS a"}, want: `{"a":1}`},
-		{name: "sql refuses writes", args: []string{"sql", "--store", store, "DROP TABLE verdicts"}, code: 2, want: "ponens sql: clickhouse: Code: 164"},
-		{name: "sql syntax error", args: []string{"sql", "--store", store, "SELEC 1"}, code: 2, want: "ponens sql: clickhouse: Code: 62"},
+		{name: "sql refuses writes", args: []string{"sql", "--store", store, "DROP TABLE verdicts"}, code: 2, want: "ponens sql: only a query runs here (SELECT, WITH or EXPLAIN), got DROP"},
+		{name: "sql refuses table function writes", args: []string{"sql", "--store", store, "INSERT INTO FUNCTION file('" + filepath.Join(work, "x.csv") + "', 'CSV') SELECT 1"}, code: 2, want: "ponens sql: only a query runs here (SELECT, WITH or EXPLAIN), got INSERT"},
+		{name: "sql refuses a second statement", args: []string{"sql", "--store", store, "SELECT 1; KILL QUERY WHERE 1"}, code: 2, want: "ponens sql: clickhouse: Code: 62"},
+		{name: "sql not a store", args: []string{"sql", "--store", ex("rules"), "SELECT 1"}, code: 2, want: "ponens sql: store.path (--store) " + ex("rules") + ": no store there"},
+		{name: "sql syntax error", args: []string{"sql", "--store", store, "SELECT 1 +"}, code: 2, want: "ponens sql: clickhouse: Code: 62"},
 		{name: "sql no store", args: []string{"sql", "--store", filepath.Join(work, "nostore"), "SELECT 1"}, code: 2, want: "ponens sql: store.path (--store) " + filepath.Join(work, "nostore") + ": no store there"},
 		{name: "sql bad format", args: []string{"sql", "--store", store, "--format", "xml", "SELECT 1"}, code: 2, want: `ponens sql: --format: must be table, json or csv, got "xml"`},
 		{name: "sql without the engine", args: []string{"sql", "--store", store, "SELECT 1"}, env: []string{"PONENS_CHDB_LIB=/nonexistent/libchdb.so"}, code: 3,

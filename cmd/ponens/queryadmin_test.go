@@ -74,9 +74,7 @@ func TestQueryAdminCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := freeAddr(t)
-	if err := os.MkdirAll(filepath.Join(work, "store"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	makeStore(t, filepath.Join(work, "store"))
 	log := startPart(t, "query", "--config", cfgFile, "--rules", "../../examples/rules", "--store", filepath.Join(work, "store"), "--listen", addr, "--alerts", "--url", url)
 	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
 	call := func(method, path, body string) (*http.Response, string) {

@@ -172,9 +172,7 @@ func TestQueryCommand(t *testing.T) {
 		t.Fatalf("/v1/runs lists %v, want the five checked runs", ids)
 	}
 	other := filepath.Join(work, "other")
-	if err := os.MkdirAll(other, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	makeStore(t, other)
 	r := runBinary(t, "../..", nil, "query", "--rules", "examples/rules", "--store", other, "--listen", addr)
 	if r.code != exitBadInput || !strings.Contains(r.stderr, "query.listen") {
 		t.Fatalf("query on a taken address: exit %d, want 2 naming query.listen\n%s", r.code, r.stderr)

@@ -2,8 +2,8 @@ package main
 
 import (
 	"errors"
-	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -22,7 +22,13 @@ func newSQLCommand() *cobra.Command {
 		Short: "Run a read-only SQL query against the stored verdicts and events",
 		Long: `sql runs one read-only ClickHouse SQL query against the store (store.path,
 the embedded ClickHouse engine's data directory) and prints the answer as a
-table, JSON lines or CSV. Statements that would change data are refused.
+table, JSON lines or CSV (a table with no rows is its header).
+
+Only a query runs: SELECT, WITH … SELECT or EXPLAIN. The statement is run
+as the subquery of a SELECT, so anything else (INSERT, INSERT INTO
+FUNCTION, ALTER, DROP, KILL, SYSTEM, SET, INTO OUTFILE, a second statement)
+is refused with exit 2. SHOW and DESCRIBE cannot be subqueries and are
+refused too: ask system.tables and system.columns instead.
 
 The tables are events, verdicts, run_rule_status, runs, rule_versions,
 dead_letters and record_entries, with the views violations_rule_hour,
@@ -37,6 +43,7 @@ The embedded engine is a shared library installed by ` + "`make deps`" + `; with
 sql says how to install it and exits 3, as it does when the store is in
 use by another process (stop ponens serve first).`,
 		Example: `  ponens sql "SELECT name FROM system.tables WHERE database = currentDatabase() ORDER BY name"
+  ponens sql "SELECT name, type FROM system.columns WHERE database = currentDatabase() AND table = 'verdicts'"
   ponens sql --format csv "SELECT rule_id, count() AS violations FROM verdicts FINAL WHERE status = 'violated' GROUP BY rule_id"
   ponens sql --store data/store --format json "SELECT run_id, agent, started_at FROM open_runs WHERE started_at < now() - INTERVAL 1 HOUR"`,
 		Args: cobra.ExactArgs(1),
@@ -65,7 +72,8 @@ use by another process (stop ponens serve first).`,
 			defer e.Close()
 			out, err := analytics.Query(e, args[0], format)
 			var qe *chdb.QueryError
-			if errors.As(err, &qe) {
+			var nq *analytics.NotQueryError
+			if errors.As(err, &qe) || errors.As(err, &nq) {
 				return exitWith(exitBadInput, "%v", err)
 			}
 			if err != nil {
@@ -88,7 +96,8 @@ func sqlServer(cmd *cobra.Command, c config.StoreConfig, sql, format string) err
 	}
 	defer s.Close()
 	out, err := analytics.QueryServer(cmd.Context(), clickhouse.Querier{Conn: s.Conn()}, sql, format)
-	if clickhouse.IsServerError(err) {
+	var nq *analytics.NotQueryError
+	if clickhouse.IsServerError(err) || errors.As(err, &nq) {
 		return exitWith(exitBadInput, "%v", err)
 	}
 	if err != nil {
@@ -98,14 +107,16 @@ func sqlServer(cmd *cobra.Command, c config.StoreConfig, sql, format string) err
 	return err
 }
 
-// storeExists refuses an embedded store directory that does not exist, for
-// the commands that only read a store: opening it would make an empty one,
-// and a mistyped path would answer nothing instead of an error.
+// storeExists refuses an embedded store directory that the engine has not
+// written (it has no metadata/ directory: missing, empty, or some other
+// directory), for the commands that only read a store: opening it would
+// turn it into an empty store, and a mistyped path would answer nothing
+// instead of an error.
 func storeExists(c config.StoreConfig) error {
 	if c.DSN != "" {
 		return nil
 	}
-	if _, err := os.Stat(c.Path); errors.Is(err, fs.ErrNotExist) {
+	if st, err := os.Stat(filepath.Join(c.Path, "metadata")); err != nil || !st.IsDir() {
 		return exitWith(exitBadInput, "store.path (--store) %s: no store there (ponens serve, ponens sink and ponens check --store write one)", c.Path)
 	}
 	return nil

@@ -3,6 +3,7 @@ package analytics
 import (
 	"fmt"
 	"strings"
+	"unicode"
 
 	"github.com/ponens/ponens/sink/chdb"
 )
@@ -36,7 +37,8 @@ func Open(opts chdb.Options) (*chdb.Engine, error) {
 }
 
 // Query runs sql on e, opened with Open, and returns the answer in format
-// (a key of Formats).
+// (a key of Formats). The statement runs as the subquery of a SELECT
+// (Wrap), so that only a query runs; a table with no rows is its header.
 func Query(e *chdb.Engine, sql, format string) ([]byte, error) {
 	f, ok := Formats[format]
 	if !ok {
@@ -46,5 +48,84 @@ func Query(e *chdb.Engine, sql, format string) ([]byte, error) {
 	if sql == "" {
 		return nil, fmt.Errorf("no SQL given")
 	}
-	return e.Query([]byte(sql), f)
+	if err := QueryOnly(sql); err != nil {
+		return nil, err
+	}
+	out, err := e.Query([]byte(Wrap(sql)), f)
+	if err != nil || len(out) > 0 || format != "table" {
+		return out, err
+	}
+	desc, err := e.Query([]byte("DESCRIBE ("+Wrap(sql)+")"), "TabSeparated")
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, l := range strings.Split(strings.TrimSuffix(string(desc), "\n"), "\n") {
+		if name, _, _ := strings.Cut(l, "\t"); l != "" {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		return nil, nil
+	}
+	return []byte(Table(strings.Join(names, "\t") + "\n")), nil
+}
+
+// Wrap makes sql the subquery of a SELECT: the engine then parses it as
+// one query, so a statement that is not a query (INSERT, INSERT INTO
+// FUNCTION, KILL, SYSTEM, SET, a second statement after a semicolon, INTO
+// OUTFILE) is a syntax error instead of running.
+func Wrap(sql string) string {
+	return "SELECT * FROM (\n" + strings.TrimSuffix(strings.TrimSpace(sql), ";") + "\n)"
+}
+
+// queryWords are the words a query may begin with.
+var queryWords = map[string]bool{"SELECT": true, "WITH": true, "EXPLAIN": true, "FROM": true}
+
+// NotQueryError refuses a statement that is not a query, naming its first
+// word.
+type NotQueryError struct {
+	Word string
+}
+
+func (n *NotQueryError) Error() string {
+	msg := fmt.Sprintf("only a query runs here (SELECT, WITH or EXPLAIN), got %s", n.Word)
+	switch n.Word {
+	case "SHOW":
+		msg += " (for SHOW TABLES: SELECT name FROM system.tables WHERE database = currentDatabase())"
+	case "DESCRIBE", "DESC":
+		msg += " (for DESCRIBE t: SELECT name, type FROM system.columns WHERE database = currentDatabase() AND table = 't')"
+	}
+	return msg
+}
+
+// QueryOnly refuses sql, with a NotQueryError, when its first word (after
+// comments and opening brackets) is not one a query begins with. It names
+// the word for the user; Wrap is what keeps other statements from running.
+func QueryOnly(sql string) error {
+	s := sql
+	for {
+		s = strings.TrimLeftFunc(s, unicode.IsSpace)
+		switch {
+		case strings.HasPrefix(s, "--"), strings.HasPrefix(s, "#"):
+			_, s, _ = strings.Cut(s, "\n")
+		case strings.HasPrefix(s, "/*"):
+			_, s, _ = strings.Cut(s, "*/")
+		case strings.HasPrefix(s, "("):
+			s = s[1:]
+		default:
+			end := strings.IndexFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && r != '_' })
+			if end < 0 {
+				end = len(s)
+			}
+			word := strings.ToUpper(s[:end])
+			if queryWords[word] {
+				return nil
+			}
+			if word == "" {
+				word = fmt.Sprintf("%.10q", s)
+			}
+			return &NotQueryError{Word: word}
+		}
+	}
 }

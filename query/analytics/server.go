@@ -30,6 +30,9 @@ func QueryServer(ctx context.Context, q clickhouse.Querier, sql, format string) 
 	if sql == "" {
 		return nil, fmt.Errorf("no SQL given")
 	}
+	if err := QueryOnly(sql); err != nil {
+		return nil, err
+	}
 	out, err := q.Query(ctx, sql, nil, f)
 	if err != nil || format != "table" {
 		return out, err

@@ -1,7 +1,7 @@
 -- record_entries is keyed by run as well: two runs may give the same ref
 -- (an artifact id such as "a1") to entries about one symbol, and each
--- stands for its own run. The table held no rows before this version (no
--- writer filled it), so it is made again rather than copied; SYNC
+-- stands for its own run. The table is made again rather than copied, so
+-- rows stored under the previous key are dropped; SYNC
 -- frees a replicated table's Keeper path before it is made again.
 
 DROP TABLE IF EXISTS record_entries SYNC;

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ponens/ponens/sink/chdb"
+)
+
+// makeStore makes an empty store at dir, as the engine writes one.
+func makeStore(t *testing.T, dir string) {
+	t.Helper()
+	e, err := chdb.Open(chdb.Options{Path: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if _, err := chdb.Migrate(e); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Only a query runs: every other statement, those the engine's readonly
+// lets through (table functions, KILL, INTO OUTFILE, a second statement)
+// among them, exits 2 and changes nothing.
+func TestSQLReadOnly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the embedded store")
+	}
+	work := t.TempDir()
+	store := filepath.Join(work, "store")
+	makeStore(t, store)
+	file := filepath.Join(work, "written.txt")
+	for _, tc := range []struct{ sql, want string }{
+		{"INSERT INTO FUNCTION file('" + file + "', 'CSV') SELECT 1", "got INSERT"},
+		{"KILL QUERY WHERE 1", "got KILL"},
+		{"INSERT INTO verdicts SELECT * FROM verdicts", "got INSERT"},
+		{"DROP TABLE verdicts", "got DROP"},
+		{"ALTER TABLE verdicts DELETE WHERE 1", "got ALTER"},
+		{"SYSTEM DROP MARK CACHE", "got SYSTEM"},
+		{"SET readonly = 0", "got SET"},
+		{"OPTIMIZE TABLE verdicts FINAL", "got OPTIMIZE"},
+		{"CREATE TABLE t (a UInt8) ENGINE = Memory", "got CREATE"},
+		{"SHOW TABLES", "SELECT name FROM system.tables"},
+		{"DESCRIBE verdicts", "FROM system.columns"},
+		{"/* c */ ( INSERT INTO FUNCTION file('" + file + "', 'CSV') SELECT 1)", "got INSERT"},
+		// Begin as a query: the engine refuses them, as one query.
+		{"SELECT 1; INSERT INTO FUNCTION file('" + file + "', 'CSV') SELECT 1", "Code: 62"},
+		{"SELECT 1 INTO OUTFILE '" + file + "'", "Code: 62"},
+		{"SELECT 1 FROM (SELECT 1) INTO OUTFILE '" + file + "'", "Code: 62"},
+	} {
+		_, errOut, code := runCLI(t, "sql", "--store", store, tc.sql)
+		if code != exitBadInput || !strings.Contains(errOut, tc.want) {
+			t.Errorf("sql %q: exit %d %q, want 2 and %q", tc.sql, code, errOut, tc.want)
+		}
+		if _, err := os.Stat(file); err == nil {
+			t.Fatalf("sql %q wrote %s", tc.sql, file)
+		}
+	}
+	for _, tc := range []struct{ sql, want string }{
+		{"SELECT count() AS n FROM verdicts", `{"n":0}`},
+		{"SELECT n FROM (\n-- the rules\nWITH 2 AS x SELECT x AS n);", `{"n":2}`},
+		{"SELECT number AS n FROM numbers(3) ORDER BY n DESC -- last", "{\"n\":2}\n{\"n\":1}\n{\"n\":0}"},
+		{"(SELECT 1 AS n)", `{"n":1}`},
+		{"/* c */ SELECT 1 AS n", `{"n":1}`},
+		{"EXPLAIN SELECT 1", `{"explain":`},
+		{"SELECT count() AS n FROM verdicts SETTINGS max_threads = 1", `{"n":0}`},
+	} {
+		out, errOut, code := runCLI(t, "sql", "--store", store, "--format", "json", tc.sql)
+		if code != 0 || !strings.Contains(out, tc.want) {
+			t.Errorf("sql %q: exit %d %q %s, want 0 and %q", tc.sql, code, out, errOut, tc.want)
+		}
+	}
+}
+
+// A table with no rows is its header, so an empty answer is told from a
+// command that printed nothing.
+func TestSQLEmptyTable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the embedded store")
+	}
+	store := filepath.Join(t.TempDir(), "store")
+	makeStore(t, store)
+	out, errOut, code := runCLI(t, "sql", "--store", store, "SELECT rule_id, status FROM verdicts")
+	if want := "┌─rule_id─┬─status─┐\n└─────────┴────────┘\n"; code != 0 || out != want {
+		t.Errorf("exit %d %s, printed\n%q\nwant\n%q", code, errOut, out, want)
+	}
+	out, _, code = runCLI(t, "sql", "--store", store, "--format", "json", "SELECT rule_id FROM verdicts")
+	if code != 0 || out != "" {
+		t.Errorf("json: exit %d, printed %q, want nothing", code, out)
+	}
+}
+
+// A directory the engine has not written is no store: sql and query refuse
+// it, as a missing one, and leave it as it was.
+func TestSQLNotAStore(t *testing.T) {
+	work := t.TempDir()
+	empty := filepath.Join(work, "empty")
+	other := filepath.Join(work, "other")
+	for _, d := range []string{empty, filepath.Join(other, "rules")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(other, "notes.md"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	list := func(dir string) []string {
+		var names []string
+		filepath.WalkDir(dir, func(p string, _ os.DirEntry, _ error) error {
+			names = append(names, p)
+			return nil
+		})
+		return names
+	}
+	for _, dir := range []string{empty, other, filepath.Join(work, "missing")} {
+		before := list(dir)
+		for _, args := range [][]string{
+			{"sql", "--store", dir, "SELECT 1"},
+			{"query", "--rules", "../../examples/rules", "--store", dir, "--listen", "127.0.0.1:0"},
+		} {
+			_, errOut, code := runCLI(t, args...)
+			want := "store.path (--store) " + dir + ": no store there"
+			if code != exitBadInput || !strings.Contains(errOut, want) {
+				t.Errorf("ponens %s: exit %d %q, want 2 and %q", strings.Join(args, " "), code, errOut, want)
+			}
+		}
+		if after := list(dir); !slices.Equal(before, after) {
+			t.Errorf("%s changed: %v, was %v", dir, after, before)
+		}
+	}
+}
