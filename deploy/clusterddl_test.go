@@ -276,6 +276,7 @@ func checkSameAnswers(t *testing.T, e *chdb.Engine) {
 		"SELECT rule_id, hour, uniqExactMerge(violations), uniqExactMerge(runs) FROM %s.violations_rule_hour GROUP BY ALL ORDER BY ALL",
 		"SELECT * FROM %s.compliance_agent_day ORDER BY ALL",
 		"SELECT * FROM %s.open_runs ORDER BY ALL",
+		"SELECT * FROM %s.run_rule_matrix ORDER BY ALL",
 	} {
 		s, c := query(t, e, strings.ReplaceAll(q, "%s", "single")), query(t, e, strings.ReplaceAll(q, "%s", "cluster"))
 		if s == "" || s != c {

@@ -116,25 +116,35 @@ func TestEagerReadBatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	const wait = 20 * time.Second
+	// read reads batches until want messages have come. A message the
+	// server has stored may reach the consumer a moment later, so a batch
+	// may hold fewer than were published; what matters is that no read
+	// waits for a full batch or for its time-out.
 	read := func(want int) {
 		t.Helper()
-		began := time.Now()
-		b, err := s.ReadBatch(ctx, wait)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if took := time.Since(began); len(b.Msgs) != want || took >= wait/2 {
-			t.Fatalf("%d messages after %s, want %d without waiting for a full batch", len(b.Msgs), took, want)
-		}
-		if err := b.Ack(ctx); err != nil {
-			t.Fatal(err)
+		for got := 0; got < want; {
+			began := time.Now()
+			b, err := s.ReadBatch(ctx, wait)
+			if err != nil {
+				t.Fatal(err)
+			}
+			took := time.Since(began)
+			if len(b.Msgs) == 0 || len(b.Msgs) > 100 || took >= wait/2 {
+				t.Fatalf("%d messages after %s (%d of %d read), want some, at most a batch, without waiting for a full batch", len(b.Msgs), took, got, want)
+			}
+			if err := b.Ack(ctx); err != nil {
+				t.Fatal(err)
+			}
+			got += len(b.Msgs)
+			if got > want {
+				t.Fatalf("read %d messages, %d were published", got, want)
+			}
 		}
 	}
 	publish(3)
 	read(3)
 	publish(150)
-	read(100)
-	read(50)
+	read(150)
 	go func() { time.Sleep(200 * time.Millisecond); publish(1) }()
 	read(1)
 }

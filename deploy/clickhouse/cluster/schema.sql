@@ -221,4 +221,22 @@ ORDER BY (symbol, file, run_id, ref);
 CREATE TABLE IF NOT EXISTS record_entries ON CLUSTER ponens AS record_entries_local
 ENGINE = Distributed('ponens', currentDatabase(), 'record_entries_local', cityHash64(symbol, file));
 
-INSERT INTO schema_migrations (version, name) VALUES (1, '0001_tables'), (2, '0002_views'), (3, '0003_run_project'), (4, '0004_dedup_window'), (5, '0005_record_entries_by_run');
+CREATE VIEW IF NOT EXISTS run_rule_matrix ON CLUSTER ponens AS
+SELECT
+    m.run_id AS run_id,
+    m.rule_id AS rule_id,
+    if(empty(s.run_id), 'satisfied', toString(s.status)) AS status,
+    s.seq AS seq
+FROM (
+    SELECT run_id, rule_id
+    FROM (SELECT DISTINCT run_id FROM runs) AS r
+    CROSS JOIN (
+        SELECT DISTINCT if(version IN ('', '1'), rule_id, concat(rule_id, '@', version)) AS rule_id FROM rule_versions
+        UNION DISTINCT
+        SELECT DISTINCT rule_id FROM run_rule_status
+    ) AS k
+) AS m
+LEFT JOIN (SELECT run_id, rule_id, status, seq FROM run_rule_status FINAL) AS s
+    ON s.run_id = m.run_id AND s.rule_id = m.rule_id;
+
+INSERT INTO schema_migrations (version, name) VALUES (1, '0001_tables'), (2, '0002_views'), (3, '0003_run_project'), (4, '0004_dedup_window'), (5, '0005_record_entries_by_run'), (6, '0006_run_rule_matrix');
