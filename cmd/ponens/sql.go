@@ -24,11 +24,15 @@ func newSQLCommand() *cobra.Command {
 the embedded ClickHouse engine's data directory) and prints the answer as a
 table, JSON lines or CSV (a table with no rows is its header).
 
-Only a query runs: SELECT, WITH … SELECT or EXPLAIN. The statement is run
-as the subquery of a SELECT, so anything else (INSERT, INSERT INTO
-FUNCTION, ALTER, DROP, KILL, SYSTEM, SET, INTO OUTFILE, a second statement)
-is refused with exit 2. SHOW and DESCRIBE cannot be subqueries and are
-refused too: ask system.tables and system.columns instead.
+Only a query runs: SELECT, WITH … SELECT or EXPLAIN. The engine's own
+parser reads the statement as the subquery of a SELECT, as one statement,
+and only what it read runs, so anything else (INSERT, INSERT INTO FUNCTION,
+ALTER, DROP, KILL, SYSTEM, SET, INTO OUTFILE, a second statement) is
+refused with exit 2. The query reads the store only: file(), url() and
+other table functions that reach files or the network are refused, and so
+are SETTINGS clauses (numbers() and values() work). SHOW and DESCRIBE
+cannot be subqueries and are refused too: ask system.tables and
+system.columns instead.
 
 The tables are events, verdicts, run_rule_status, runs, rule_versions,
 dead_letters and record_entries, with the views violations_rule_hour,
@@ -36,8 +40,9 @@ compliance_agent_day, open_runs and run_rule_matrix (docs/storage.md
 describes each).
 
 With store.dsn (PONENS_STORE_DSN) set, the query runs on that ClickHouse
-server instead, as the subquery of a SELECT, so that only a query runs
-(give the server a user with read-only grants all the same).
+server instead, read by the server's parser the same way, so that only a
+query runs (give the server a user with read-only grants all the same: on
+a server, what a query may read is the user's grants).
 
 The embedded engine is a shared library installed by ` + "`make deps`" + `; without it
 sql says how to install it and exits 3, as it does when the store is in

@@ -51,6 +51,16 @@ func TestSQLReadOnly(t *testing.T) {
 		{"SELECT 1; INSERT INTO FUNCTION file('" + file + "', 'CSV') SELECT 1", "Code: 62"},
 		{"SELECT 1 INTO OUTFILE '" + file + "'", "Code: 62"},
 		{"SELECT 1 FROM (SELECT 1) INTO OUTFILE '" + file + "'", "Code: 62"},
+		// A bracket that closes the subquery early starts no statement.
+		{"SELECT 1) ; INSERT INTO FUNCTION file('" + file + "', 'CSV') SELECT 42; SELECT (1", "Multi-statements are not allowed"},
+		{"SELECT 1) ; KILL QUERY WHERE 1; SELECT (1", "Multi-statements are not allowed"},
+		{"SELECT 1) INTO OUTFILE '" + file + "' --", "Unmatched parentheses"},
+		// Reads the store only.
+		{"SELECT * FROM file('/etc/hostname', 'LineAsString')", "readonly mode"},
+		{"SELECT * FROM url('http://127.0.0.1:1/', 'LineAsString')", "readonly mode"},
+		{"SELECT * FROM file('/etc/hostname', 'LineAsString') SETTINGS readonly = 0", "no SETTINGS clause"},
+		{"SELECT count() AS n FROM verdicts settings max_threads = 1", "no SETTINGS clause"},
+		{"EXPLAIN SELECT 1 INTO OUTFILE '" + file + "'", "no INTO OUTFILE"},
 	} {
 		_, errOut, code := runCLI(t, "sql", "--store", store, tc.sql)
 		if code != exitBadInput || !strings.Contains(errOut, tc.want) {
@@ -67,7 +77,11 @@ func TestSQLReadOnly(t *testing.T) {
 		{"(SELECT 1 AS n)", `{"n":1}`},
 		{"/* c */ SELECT 1 AS n", `{"n":1}`},
 		{"EXPLAIN SELECT 1", `{"explain":`},
-		{"SELECT count() AS n FROM verdicts SETTINGS max_threads = 1", `{"n":0}`},
+		{"SELECT 'x) INTO OUTFILE y; KILL' AS n", `{"n":"x) INTO OUTFILE y; KILL"}`},
+		{"SELECT $$a'b)$$ AS n -- ) ; KILL", `{"n":"a'b)"}`},
+		{"SELECT 1) UNION ALL (SELECT 2", `{"1":2}`},
+		{"SELECT 'SETTINGS readonly = 0' AS n", `{"n":"SETTINGS readonly = 0"}`},
+		{"EXPLAIN SYNTAX SELECT 1 AS settings", `{"explain":"SELECT 1 AS settings"}`},
 	} {
 		out, errOut, code := runCLI(t, "sql", "--store", store, "--format", "json", tc.sql)
 		if code != 0 || !strings.Contains(out, tc.want) {

@@ -1,6 +1,7 @@
 package analytics
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"unicode"
@@ -29,7 +30,7 @@ func Open(opts chdb.Options) (*chdb.Engine, error) {
 		e.Close()
 		return nil, err
 	}
-	if err := e.Exec("SET output_format_pretty_color = 0", "SET readonly = 2"); err != nil {
+	if err := e.Exec("SET output_format_pretty_color = 0", "SET readonly = 1"); err != nil {
 		e.Close()
 		return nil, err
 	}
@@ -37,8 +38,8 @@ func Open(opts chdb.Options) (*chdb.Engine, error) {
 }
 
 // Query runs sql on e, opened with Open, and returns the answer in format
-// (a key of Formats). The statement runs as the subquery of a SELECT
-// (Wrap), so that only a query runs; a table with no rows is its header.
+// (a key of Formats). What runs is the one SELECT the engine's parser
+// reads sql as (Statement); a table with no rows is its header.
 func Query(e *chdb.Engine, sql, format string) ([]byte, error) {
 	f, ok := Formats[format]
 	if !ok {
@@ -51,11 +52,15 @@ func Query(e *chdb.Engine, sql, format string) ([]byte, error) {
 	if err := QueryOnly(sql); err != nil {
 		return nil, err
 	}
-	out, err := e.Query([]byte(Wrap(sql)), f)
+	stmt, err := Statement(context.Background(), chdb.Querier{E: e}, sql)
+	if err != nil {
+		return nil, err
+	}
+	out, err := e.Query([]byte(stmt), f)
 	if err != nil || len(out) > 0 || format != "table" {
 		return out, err
 	}
-	desc, err := e.Query([]byte("DESCRIBE ("+Wrap(sql)+")"), "TabSeparated")
+	desc, err := e.Query([]byte("DESCRIBE ("+stmt+")"), "TabSeparated")
 	if err != nil {
 		return nil, err
 	}
@@ -71,10 +76,11 @@ func Query(e *chdb.Engine, sql, format string) ([]byte, error) {
 	return []byte(Table(strings.Join(names, "\t") + "\n")), nil
 }
 
-// Wrap makes sql the subquery of a SELECT: the engine then parses it as
-// one query, so a statement that is not a query (INSERT, INSERT INTO
-// FUNCTION, KILL, SYSTEM, SET, a second statement after a semicolon, INTO
-// OUTFILE) is a syntax error instead of running.
+// Wrap makes sql the subquery of a SELECT, on lines of its own so that a
+// comment at its end ends there; a semicolon at its end is dropped. Read
+// by the engine's parser as one statement (Statement), a statement that is
+// not a query (INSERT, INSERT INTO FUNCTION, KILL, SYSTEM, SET) is a
+// syntax error.
 func Wrap(sql string) string {
 	return "SELECT * FROM (\n" + strings.TrimSuffix(strings.TrimSpace(sql), ";") + "\n)"
 }
@@ -89,6 +95,12 @@ type NotQueryError struct {
 }
 
 func (n *NotQueryError) Error() string {
+	switch n.Word {
+	case "SETTINGS":
+		return "a query here has no SETTINGS clause: the store's settings (read-only among them) hold for every query"
+	case "INTO OUTFILE":
+		return "a query here has no INTO OUTFILE: the answer comes back on its own (ponens sql --format csv > FILE writes it to a file)"
+	}
 	msg := fmt.Sprintf("only a query runs here (SELECT, WITH or EXPLAIN), got %s", n.Word)
 	switch n.Word {
 	case "SHOW":
@@ -101,8 +113,22 @@ func (n *NotQueryError) Error() string {
 
 // QueryOnly refuses sql, with a NotQueryError, when its first word (after
 // comments and opening brackets) is not one a query begins with. It names
-// the word for the user; Wrap is what keeps other statements from running.
+// the word for the user; Statement is what keeps other statements from
+// running.
 func QueryOnly(sql string) error {
+	word := firstWord(sql)
+	if queryWords[word] {
+		return nil
+	}
+	if word == "" {
+		word = fmt.Sprintf("%.10q", strings.TrimLeftFunc(sql, unicode.IsSpace))
+	}
+	return &NotQueryError{Word: word}
+}
+
+// firstWord is the first word of sql after comments and opening brackets,
+// in upper case; "" when sql begins with something else.
+func firstWord(sql string) string {
 	s := sql
 	for {
 		s = strings.TrimLeftFunc(s, unicode.IsSpace)
@@ -118,14 +144,7 @@ func QueryOnly(sql string) error {
 			if end < 0 {
 				end = len(s)
 			}
-			word := strings.ToUpper(s[:end])
-			if queryWords[word] {
-				return nil
-			}
-			if word == "" {
-				word = fmt.Sprintf("%.10q", s)
-			}
-			return &NotQueryError{Word: word}
+			return strings.ToUpper(s[:end])
 		}
 	}
 }

@@ -19,8 +19,8 @@ var serverFormats = map[string]string{
 }
 
 // QueryServer runs sql on a ClickHouse server through q and returns the
-// answer in format (a key of Formats). The statement is read as the
-// subquery of a SELECT (clickhouse.Wrap), so that only a query runs.
+// answer in format (a key of Formats). What runs is the one SELECT the
+// server's parser reads sql as (Statement).
 func QueryServer(ctx context.Context, q clickhouse.Querier, sql, format string) ([]byte, error) {
 	f, ok := serverFormats[format]
 	if !ok {
@@ -33,7 +33,11 @@ func QueryServer(ctx context.Context, q clickhouse.Querier, sql, format string) 
 	if err := QueryOnly(sql); err != nil {
 		return nil, err
 	}
-	out, err := q.Query(ctx, sql, nil, f)
+	stmt, err := Statement(ctx, q, sql)
+	if err != nil {
+		return nil, err
+	}
+	out, err := q.Query(ctx, stmt, nil, f)
 	if err != nil || format != "table" {
 		return out, err
 	}

@@ -1,0 +1,113 @@
+package analytics
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// Querier runs a parameterised query on a store (chdb.Querier,
+// clickhouse.Querier).
+type Querier interface {
+	Query(ctx context.Context, sql string, params map[string]string, format string) ([]byte, error)
+}
+
+// Statement is the one statement that runs for the user's sql: the store's
+// own parser reads it and prints it back on one line
+// (formatQuerySingleLine, given the text as a query parameter, so that
+// nothing of it runs). A query is read as Wrap(sql), the subquery of a
+// SELECT; an EXPLAIN is read as it stands and must print back as one. The
+// parser refuses more than one statement, so a bracket in sql that closes
+// the subquery early cannot start a second one; and what it printed begins
+// with the SELECT of Wrap or with EXPLAIN. INTO OUTFILE and SETTINGS outside
+// a string are refused (a *NotQueryError): the first writes a file, the
+// second could lift the store's read-only setting for the query. An error
+// of the parser comes back as the store's error, without the text of the
+// formatQuerySingleLine call around it.
+func Statement(ctx context.Context, q Querier, sql string) (string, error) {
+	text, prefix := Wrap(sql), "SELECT "
+	if firstWord(sql) == "EXPLAIN" {
+		text, prefix = strings.TrimSuffix(strings.TrimSpace(sql), ";"), "EXPLAIN "
+	}
+	out, err := q.Query(ctx, "SELECT formatQuerySingleLine({q:String})", map[string]string{"q": text}, "TSVRaw")
+	if err != nil {
+		return "", trimScope(err)
+	}
+	stmt := strings.TrimSuffix(string(out), "\n")
+	if !strings.HasPrefix(stmt, prefix) || strings.Contains(stmt, "\n") {
+		return "", fmt.Errorf("the store's parser read the query as %.60q, which is not one %s", stmt, strings.TrimSpace(prefix))
+	}
+	if word := forbiddenClause(stmt); word != "" {
+		return "", &NotQueryError{Word: word}
+	}
+	return stmt, nil
+}
+
+// scopedError is a store error whose text ends with the call it arose in.
+type scopedError struct {
+	msg string
+	err error
+}
+
+func (s *scopedError) Error() string { return s.msg }
+func (s *scopedError) Unwrap() error { return s.err }
+
+// trimScope drops ": In scope SELECT formatQuerySingleLine(…)" from a
+// parser error: it quotes the wrapped text back, escaped, which says
+// nothing the position does not.
+func trimScope(err error) error {
+	msg := err.Error()
+	i := strings.Index(msg, ": In scope SELECT formatQuerySingleLine(")
+	if i < 0 {
+		return err
+	}
+	tail := msg[i:]
+	if j := strings.LastIndex(tail, ". ("); j >= 0 {
+		return &scopedError{msg: msg[:i] + tail[j:], err: err}
+	}
+	return &scopedError{msg: msg[:i], err: err}
+}
+
+// forbiddenClause returns "INTO OUTFILE" or "SETTINGS" when that clause is
+// in stmt, a statement as formatQuerySingleLine prints it (keywords in
+// upper case, identifiers as written, strings in quotes: '…', `…` or "…",
+// a quote inside escaped with a backslash; no comments), and "" when
+// neither is.
+func forbiddenClause(stmt string) string {
+	var prev string
+	for i := 0; i < len(stmt); {
+		c := stmt[i]
+		switch {
+		case c == '\'' || c == '`' || c == '"':
+			j := i + 1
+			for ; j < len(stmt) && stmt[j] != c; j++ {
+				if stmt[j] == '\\' {
+					j++
+				}
+			}
+			i, prev = j+1, ""
+		case isWordByte(c):
+			j := i
+			for j < len(stmt) && isWordByte(stmt[j]) {
+				j++
+			}
+			word := stmt[i:j]
+			switch {
+			case word == "SETTINGS":
+				return word
+			case prev == "INTO" && strings.EqualFold(word, "OUTFILE"):
+				return "INTO OUTFILE"
+			}
+			i, prev = j, strings.ToUpper(word)
+		case c == ' ':
+			i++
+		default:
+			i, prev = i+1, ""
+		}
+	}
+	return ""
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
