@@ -295,7 +295,11 @@ func writeRun(w io.Writer, format string, v *runView) error {
 		r.RunID, dash(r.Agent), dash(r.Project), r.StartedAt, ended, dash(r.Outcome), r.Status, r.Events)
 	rules := &table{header: []string{"RULE", "MODE", "STATUS", "AT SEQ"}}
 	for _, s := range v.Run.Rules {
-		rules.add(s.RuleID, string(s.Mode), string(s.Status), strconv.FormatUint(s.Seq, 10))
+		at := "-" // no verdict: held throughout
+		if s.Seq > 0 {
+			at = strconv.FormatUint(s.Seq, 10)
+		}
+		rules.add(s.RuleID, string(s.Mode), string(s.Status), at)
 	}
 	if err := rules.write(w, format, nil); err != nil {
 		return err

@@ -315,6 +315,7 @@ nats.url (--url), or to a running ` + "`ponens serve`" + ` at nats.listen.`,
 // published and where to look.
 func runDemo(ctx context.Context, out io.Writer, nc *nats.Conn, js natsjs.JetStream, sub schema.Subjects, c fleet.Config, rate float64) error {
 	c.RunPrefix = demoRunPrefix(c.Seed, time.Now())
+	c.End = time.Now().UTC().Truncate(time.Millisecond)
 	runs := fleet.Generate(c)
 	events := fleet.Interleave(runs, c.Seed)
 	var mu sync.Mutex

@@ -22,6 +22,11 @@ type Config struct {
 	Violations   float64 // share of runs that break a rule, 0..1
 	Seed         uint64
 	RunPrefix    string // starts every run id
+	// End, when set, is the time of the fleet's latest event: every run is
+	// moved in time by the same amount, so a demo's runs happened in the
+	// last minutes. Zero leaves the runs starting on 2026-12-01 at 09:00
+	// UTC, so that the same Config always gives the same events.
+	End time.Time
 }
 
 // Validate names the first field out of range, as the flag that sets it.
@@ -61,7 +66,29 @@ func Generate(c Config) []Run {
 			runs = append(runs, Run{ID: id, Agent: agent, Violating: bad, Events: run(r, id, agent, max(c.Steps, 4), bad)})
 		}
 	}
+	if !c.End.IsZero() {
+		shift(runs, c.End)
+	}
 	return runs
+}
+
+// shift moves every event of runs by the same duration, so that the latest
+// is at end.
+func shift(runs []Run, end time.Time) {
+	var latest time.Time
+	for _, r := range runs {
+		for _, ev := range r.Events {
+			if ev.TS.After(latest) {
+				latest = ev.TS
+			}
+		}
+	}
+	d := end.Sub(latest)
+	for _, r := range runs {
+		for i := range r.Events {
+			r.Events[i].TS = r.Events[i].TS.Add(d)
+		}
+	}
 }
 
 func run(r *rand.Rand, id, agent string, steps int, bad bool) []schema.Event {

@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"testing"
+	"time"
 
 	"github.com/ponens/ponens/monitor"
 	"github.com/ponens/ponens/policy/ruleset"
@@ -63,5 +64,28 @@ func TestFleet(t *testing.T) {
 			t.Fatalf("%s: seq %d after %d", ev.RunID, ev.Seq, next[ev.RunID])
 		}
 		next[ev.RunID] = ev.Seq
+	}
+}
+
+// End moves the whole fleet in time, keeping every gap between events.
+func TestFleetEnd(t *testing.T) {
+	c := Config{Agents: 3, RunsPerAgent: 2, Steps: 6, Violations: 0.5, Seed: 9}
+	base := Generate(c)
+	c.End = time.Date(2027, 3, 4, 5, 6, 7, 0, time.UTC)
+	moved := Generate(c)
+	var latest time.Time
+	d := moved[0].Events[0].TS.Sub(base[0].Events[0].TS)
+	for i, r := range moved {
+		for j, ev := range r.Events {
+			if got := ev.TS.Sub(base[i].Events[j].TS); got != d {
+				t.Fatalf("run %s event %d moved by %v, the first by %v", r.ID, j, got, d)
+			}
+			if ev.TS.After(latest) {
+				latest = ev.TS
+			}
+		}
+	}
+	if !latest.Equal(c.End) {
+		t.Errorf("latest event at %v, want End %v", latest, c.End)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -224,5 +225,41 @@ func TestSummaryResults(t *testing.T) {
 	}
 	if sum, err = schema.DecodeSummary(b); err != nil || sum.Matrix.Results != nil {
 		t.Errorf("a rule the monitor does not hold: results %v (%v), want none", sum.Matrix.Results, err)
+	}
+}
+
+// A run's detail lists every rule a summary of it lists: a rule of the
+// manifest with no verdict on the run is satisfied, with seq 0 and no ts.
+func TestRunDetailListsEveryRule(t *testing.T) {
+	manifest := []schema.RuleManifestEntry{{ID: "quiet", Mode: schema.ModeDeny, Text: "G true"}}
+	s, err := New(Options{Store: chdb.Querier{E: engine}, Rules: manifest})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	defer ts.Close()
+	code, body := get(t, ts.URL+"/v1/runs/r1")
+	var env struct {
+		Data RunDetail `json:"data"`
+	}
+	if err := json.Unmarshal(body, &env); code != 200 || err != nil {
+		t.Fatalf("%d %s %v", code, body, err)
+	}
+	want := []RuleStatus{
+		{RuleID: "quiet", Version: "1", Mode: schema.ModeDeny, Status: schema.StatusSatisfied},
+		{RuleID: "a", Version: "1", Mode: schema.ModeObserve, Status: schema.StatusViolated, Seq: 2},
+	}
+	got := env.Data.Rules
+	for i := range got {
+		if got[i].RuleID == "a" && got[i].TS == "" {
+			t.Errorf("rule a: no ts: %s", body)
+		}
+		got[i].TS = ""
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("rules %+v, want %+v", got, want)
+	}
+	if strings.Contains(string(body), `"ruleId":"quiet","version":"1","mode":"deny","status":"satisfied","seq":0,"ts"`) {
+		t.Errorf("a rule with no verdict has a ts: %s", body)
 	}
 }

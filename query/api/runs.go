@@ -159,14 +159,15 @@ func (s *Server) Runs(ctx context.Context, o RunsOptions) (*RunPage, error) {
 }
 
 // RuleStatus is one rule's current (final, once the run ended) status on
-// a run.
+// a run. A rule with no verdict on the run has held throughout: it is
+// satisfied, with Seq 0 and no TS.
 type RuleStatus struct {
 	RuleID  string               `json:"ruleId"`
 	Version string               `json:"version"`
 	Mode    schema.Mode          `json:"mode"`
 	Status  schema.VerdictStatus `json:"status"`
-	Seq     uint64               `json:"seq"` // the event of its last transition
-	TS      string               `json:"ts"`
+	Seq     uint64               `json:"seq"`          // the event of its last transition
+	TS      string               `json:"ts,omitempty"` // the time of that event
 }
 
 // RunDetail is a run and its rules' statuses.
@@ -175,8 +176,9 @@ type RunDetail struct {
 	Rules []RuleStatus `json:"rules"`
 }
 
-// RunDetail returns the run and its rules' statuses; not_found when the
-// store has no event of it.
+// RunDetail returns the run and the statuses of the rules a summary of it
+// lists (the rule manifest, then the other rules with a verdict on it),
+// in that order; not_found when the store has no event of it.
 func (s *Server) RunDetail(ctx context.Context, run string) (*RunDetail, error) {
 	rs, err := rows[runRow](ctx, s.store, runsStmt(Selection{Runs: []string{run}}, nil, 1))
 	if err != nil {
@@ -186,7 +188,7 @@ func (s *Server) RunDetail(ctx context.Context, run string) (*RunDetail, error) 
 		return nil, notFound("run %s: the store has no event of it", safe(run))
 	}
 	st := newStmt("SELECT toString(rule_id) AS ruleId, toString(mode) AS mode, toString(status) AS status, seq, toUnixTimestamp64Milli(ts) AS ms FROM run_rule_status FINAL WHERE run_id = ")
-	st.sql(st.str(run) + " ORDER BY rule_id")
+	st.sql(st.str(run))
 	type row struct {
 		RuleID string `json:"ruleId"`
 		Mode   string `json:"mode"`
@@ -198,10 +200,24 @@ func (s *Server) RunDetail(ctx context.Context, run string) (*RunDetail, error) 
 	if err != nil {
 		return nil, storeError(err)
 	}
-	d := &RunDetail{Run: rs[0].run(), Rules: []RuleStatus{}}
+	manifest, err := s.summaryRules(ctx, nil, []string{run})
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[string]row, len(statuses))
 	for _, r := range statuses {
-		d.Rules = append(d.Rules, RuleStatus{RuleID: r.RuleID, Version: ruleVersion(r.RuleID), Mode: schema.Mode(r.Mode),
-			Status: schema.VerdictStatus(r.Status), Seq: r.Seq, TS: timeText(msTime(r.MS))})
+		byID[r.RuleID] = r
+	}
+	d := &RunDetail{Run: rs[0].run(), Rules: make([]RuleStatus, 0, len(manifest))}
+	for _, m := range manifest {
+		st := RuleStatus{RuleID: m.ID, Version: ruleVersion(m.ID), Mode: m.Mode, Status: schema.StatusSatisfied}
+		if r, ok := byID[m.ID]; ok {
+			st.Mode, st.Status, st.Seq, st.TS = schema.Mode(r.Mode), schema.VerdictStatus(r.Status), r.Seq, timeText(msTime(r.MS))
+		}
+		if st.Mode == "" {
+			st.Mode = schema.ModeObserve
+		}
+		d.Rules = append(d.Rules, st)
 	}
 	return d, nil
 }
