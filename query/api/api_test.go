@@ -263,3 +263,25 @@ func TestRunDetailListsEveryRule(t *testing.T) {
 		t.Errorf("a rule with no verdict has a ts: %s", body)
 	}
 }
+
+// A parameter that takes one value is refused when repeated; run and rule
+// add up.
+func TestRepeatedParameters(t *testing.T) {
+	ts := newTestServer(t)
+	for _, tc := range []struct {
+		path string
+		code int
+		want string
+	}{
+		{"/v1/runs?agent=a&agent=b", 400, "parameter agent: given 2 times"},
+		{"/v1/runs?since=1h&since=2h", 400, "given 2 times"},
+		{"/v1/runs?status=violated&status=satisfied", 400, "takes one status"},
+		{"/v1/fleet?step=1h&step=2h", 400, "given 2 times"},
+		{"/v1/summary?run=r1&run=r2&rule=a&rule=a", 200, `"r2"`},
+	} {
+		code, body := get(t, ts.URL+tc.path)
+		if code != tc.code || !strings.Contains(string(body), tc.want) {
+			t.Errorf("%s: %d %s, want %d and %s", tc.path, code, body, tc.code, tc.want)
+		}
+	}
+}

@@ -91,7 +91,7 @@ func (s *Server) fleetViolations(ctx context.Context, o FleetOptions) ([]RuleVio
 		st.sql(" AND hour >= toStartOfHour(" + st.ms(o.Since) + ")")
 	}
 	st.sql(" AND hour < " + st.ms(o.Until))
-	st.sql(" GROUP BY ruleId, ms WITH ROLLUP ORDER BY ruleId, ms")
+	st.sql(" GROUP BY GROUPING SETS ((ruleId, ms), (ruleId), (ms)) ORDER BY ruleId, ms")
 	type row struct {
 		RuleID     string `json:"ruleId"`
 		MS         int64  `json:"ms"`
@@ -104,16 +104,15 @@ func (s *Server) fleetViolations(ctx context.Context, o FleetOptions) ([]RuleVio
 	}
 	byRule := map[string]*RuleViolations{}
 	var rules []*RuleViolations
-	overall := map[int64]uint64{}
+	overall := map[int64]Point{}
 	for _, r := range rs {
 		switch {
-		case r.RuleID == "": // the grand total of ROLLUP
+		case r.RuleID == "": // a bucket's total over every rule
+			overall[r.MS] = Point{T: timeText(msTime(r.MS)), Violations: r.Violations, Runs: r.Runs}
 		case r.MS == 0: // a rule's total over the window
 			rv := &RuleViolations{RuleID: r.RuleID, Violations: r.Violations, Runs: r.Runs, Points: []Point{}}
 			byRule[r.RuleID] = rv
 			rules = append(rules, rv)
-		default:
-			overall[r.MS] += r.Violations
 		}
 	}
 	for _, r := range rs {
@@ -129,7 +128,7 @@ func (s *Server) fleetViolations(ctx context.Context, o FleetOptions) ([]RuleVio
 	buckets := slices.Sorted(maps.Keys(overall))
 	series := make([]Point, len(buckets))
 	for i, ms := range buckets {
-		series[i] = Point{T: timeText(msTime(ms)), Violations: overall[ms]}
+		series[i] = overall[ms]
 	}
 	return top, series, nil
 }
@@ -139,7 +138,7 @@ func (s *Server) fleetViolations(ctx context.Context, o FleetOptions) ([]RuleVio
 // and violating; the fleet's counts are their sums.
 func (s *Server) fleetRunsByAgent(ctx context.Context, sel Selection) (FleetRuns, []AgentCompliance, error) {
 	st := newStmt(`SELECT toString(r.agent) AS agent, count() AS runs, countIf(r.ended_ms = 0) AS open, countIf(r.ended_ms > 0) AS ended,
-    countIf(s.run_id != '') AS violating, 1 - violating / runs AS compliance
+    countIf(s.run_id != '') AS violating, round(1 - violating / runs, 6) AS compliance
 FROM (SELECT run_id, max(agent) AS agent, toUnixTimestamp64Milli(max(ended_at)) AS ended_ms FROM runs GROUP BY run_id HAVING 1`)
 	windowed(st, sel)
 	st.sql(`) AS r LEFT JOIN (SELECT DISTINCT run_id FROM run_rule_status FINAL WHERE status = 'violated') AS s ON r.run_id = s.run_id

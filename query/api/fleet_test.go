@@ -39,7 +39,7 @@ func TestFleet(t *testing.T) {
 		len(f.TopRules[0].Points) != 1 || f.TopRules[0].Points[0].T != "2026-12-01T06:00:00Z" {
 		t.Errorf("topRules %+v, want rule a once, in the 06:00 bucket of 6h", f.TopRules)
 	}
-	if len(f.ViolationsOverTime) != 1 || f.ViolationsOverTime[0] != (Point{T: "2026-12-01T06:00:00Z", Violations: 1}) {
+	if len(f.ViolationsOverTime) != 1 || f.ViolationsOverTime[0] != (Point{T: "2026-12-01T06:00:00Z", Violations: 1, Runs: 1}) {
 		t.Errorf("violationsOverTime %+v", f.ViolationsOverTime)
 	}
 	if len(f.Agents) != 1 || f.Agents[0] != (AgentCompliance{Agent: "coder-1", Runs: 2, Violating: 1, Compliance: 0.5}) {

@@ -33,6 +33,11 @@ type Selection struct {
 	Status  schema.VerdictStatus // the run's worst status over the rules
 }
 
+// repeatable are the parameters that may be given more than once, each
+// value adding to the selection (status only on the verdict streams); any
+// other is refused when repeated, as which value would count is a guess.
+var repeatable = map[string]bool{"run": true, "rule": true, "status": true}
+
 // query reads one request's parameters and refuses any it does not know:
 // a misspelt filter is an error, not a silently wider answer.
 type query struct {
@@ -52,6 +57,9 @@ func newQuery(v url.Values, now time.Time, known ...string) (*query, error) {
 		}
 		if len(vals) > maxValues {
 			return nil, badData(k, "at most %d values, got %d", maxValues, len(vals))
+		}
+		if len(vals) > 1 && !repeatable[k] {
+			return nil, badData(k, "given %d times; it takes one value (run, rule and status are the parameters that repeat)", len(vals))
 		}
 		for _, s := range vals {
 			if len(s) > maxParam {
@@ -170,6 +178,9 @@ func (q *query) selection() (Selection, error) {
 	}
 	if !s.Since.IsZero() && !s.Until.IsZero() && s.Until.Before(s.Since) {
 		return s, badData("until", "is before since")
+	}
+	if n := len(q.v["status"]); n > 1 {
+		return s, badData("status", "given %d times; a selection takes one status, the run's worst over the rules", n)
 	}
 	if st := q.str("status"); st != "" {
 		if !slices.Contains(schema.Statuses, schema.VerdictStatus(st)) {
