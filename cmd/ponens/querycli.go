@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -36,7 +37,7 @@ func (f *apiFlags) register(cmd *cobra.Command) {
 // --token.
 func (f *apiFlags) registerService(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.server, "server", "", "the query service's `URL` (default http:// and query.listen)")
-	cmd.Flags().StringVar(&f.token, "token", "", "the bearer `TOKEN` the service requires when query.tokens is set")
+	cmd.Flags().StringVar(&f.token, "token", "", "the bearer `TOKEN` the service requires when query.tokens is set (prefer PONENS_QUERY_TOKEN, which other users cannot read in the process list)")
 }
 
 // apiClient reads the query service's JSON envelopes.
@@ -76,7 +77,11 @@ func (f *apiFlags) serviceClient(cmd *cobra.Command) (*apiClient, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, exitWith(exitBadInput, "--server %q: expected an http:// or https:// URL", base)
 	}
-	return &apiClient{base: strings.TrimSuffix(base, "/"), token: f.token, http: &http.Client{Timeout: time.Minute}}, nil
+	token := f.token
+	if token == "" {
+		token = os.Getenv("PONENS_QUERY_TOKEN")
+	}
+	return &apiClient{base: strings.TrimSuffix(base, "/"), token: token, http: &http.Client{Timeout: time.Minute}}, nil
 }
 
 // get GETs path with q and decodes the data of its success envelope into
@@ -125,8 +130,9 @@ func (c *apiClient) getWarned(ctx context.Context, path string, q url.Values, ou
 			code = exitUnavailable
 		}
 		hint := ""
-		if env.ErrorType == api.ErrUnauthorized {
-			hint = " (give --token)"
+		switch {
+		case env.ErrorType == api.ErrUnauthorized && c.token == "":
+			hint = " (give the token in PONENS_QUERY_TOKEN or --token)"
 		}
 		return nil, exitWith(code, "%s: %s%s", env.ErrorType, env.Error, hint)
 	}
@@ -145,7 +151,8 @@ type table struct {
 
 func (t *table) add(cells ...string) { t.rows = append(t.rows, cells) }
 
-// write writes t (json: v) to w in format.
+// write writes t (json: v) to w in format: an empty cell is "-" in an
+// aligned table, so that the columns stay apart, and empty in CSV.
 func (t *table) write(w io.Writer, format string, v any) error {
 	switch format {
 	case "json":
@@ -162,7 +169,11 @@ func (t *table) write(w io.Writer, format string, v any) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, strings.Join(t.header, "\t"))
 	for _, r := range t.rows {
-		fmt.Fprintln(tw, strings.Join(r, "\t"))
+		cells := make([]string, len(r))
+		for i, c := range r {
+			cells[i] = dash(c)
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
 	return tw.Flush()
 }
@@ -210,7 +221,7 @@ more, the cursor of the next page is printed on stderr (--cursor).`,
 			}
 			t := &table{header: []string{"RUN", "AGENT", "PROJECT", "STARTED", "OUTCOME", "EVENTS", "STATUS", "VIOLATED"}}
 			for _, r := range page.Runs {
-				t.add(r.RunID, dash(r.Agent), dash(r.Project), r.StartedAt, dash(r.Outcome), strconv.FormatUint(r.Events, 10), string(r.Status), dash(strings.Join(r.Violated, " ")))
+				t.add(r.RunID, r.Agent, r.Project, r.StartedAt, r.Outcome, strconv.FormatUint(r.Events, 10), string(r.Status), strings.Join(r.Violated, " "))
 			}
 			if page.NextCursor != "" {
 				fmt.Fprintf(cmd.ErrOrStderr(), "more runs: --cursor %s\n", page.NextCursor)
@@ -281,7 +292,7 @@ func writeRun(w io.Writer, format string, v *runView) error {
 	}
 	events := &table{header: []string{"SEQ", "TS", "TYPE", "ACTION", "TARGET", "VERDICTS"}}
 	for _, e := range v.Timeline.Events {
-		events.add(strconv.FormatUint(e.Seq, 10), e.TS, e.Type, dash(e.ActionType), dash(e.Target), dash(strings.Join(verdicts[e.Seq], " ")))
+		events.add(strconv.FormatUint(e.Seq, 10), e.TS, e.Type, e.ActionType, e.Target, strings.Join(verdicts[e.Seq], " "))
 	}
 	if format != "table" {
 		return events.write(w, format, v)
@@ -295,7 +306,7 @@ func writeRun(w io.Writer, format string, v *runView) error {
 		r.RunID, dash(r.Agent), dash(r.Project), r.StartedAt, ended, dash(r.Outcome), r.Status, r.Events)
 	rules := &table{header: []string{"RULE", "MODE", "STATUS", "AT SEQ"}}
 	for _, s := range v.Run.Rules {
-		at := "-" // no verdict: held throughout
+		at := "" // no verdict: held throughout
 		if s.Seq > 0 {
 			at = strconv.FormatUint(s.Seq, 10)
 		}

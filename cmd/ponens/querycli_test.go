@@ -132,6 +132,14 @@ func TestQueryCLI(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &printed); err != nil || !reflect.DeepEqual(printed, all) {
 		t.Errorf("runs --output json: %v\n%s\nthe API: %+v", err, out, all)
 	}
+	// CSV cells are the API's values: an empty one stays empty.
+	out, _, _ = runCLI(t, append([]string{"runs", "--output", "csv"}, srv...)...)
+	rows = csvRows(t, out)
+	for i, r := range all.Runs {
+		if i+1 >= len(rows) || rows[i+1][1] != r.Agent || rows[i+1][2] != r.Project || rows[i+1][4] != r.Outcome || rows[i+1][7] != strings.Join(r.Violated, " ") {
+			t.Errorf("runs --output csv row %d: %v, the API %+v", i+1, rows[min(i+1, len(rows)-1)], r)
+		}
+	}
 
 	run := violated.Runs[0].RunID
 	var detail api.RunDetail
@@ -177,7 +185,7 @@ func TestQueryCLI(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"runs", "--server", web.URL}, exitBadInput, "unauthorized"},
+		{[]string{"runs", "--server", web.URL}, exitBadInput, "give the token in PONENS_QUERY_TOKEN"},
 		{[]string{"runs", "--server", web.URL, "--token", "wrong"}, exitBadInput, "not one of query.tokens"},
 		{append([]string{"run", "no-such-run"}, srv...), exitBadInput, "not_found"},
 		{append([]string{"runs", "--status", "bad"}, srv...), exitBadInput, "parameter status"},
@@ -187,6 +195,10 @@ func TestQueryCLI(t *testing.T) {
 		if _, errOut, code := runCLI(t, c.args...); code != c.code || !strings.Contains(errOut, c.want) {
 			t.Errorf("ponens %v: exit %d %q, want %d with %q", c.args, code, errOut, c.code, c.want)
 		}
+	}
+	t.Setenv("PONENS_QUERY_TOKEN", "s3cret")
+	if _, errOut, code := runCLI(t, "runs", "--server", web.URL); code != 0 {
+		t.Errorf("runs with PONENS_QUERY_TOKEN: exit %d %s", code, errOut)
 	}
 }
 

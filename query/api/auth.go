@@ -41,16 +41,17 @@ func ParseToken(name, sha256Hex, scope string) (Token, bool) {
 type tokenKey struct{}
 
 // authorize wraps next so that, when tokens are configured, every request
-// under /v1/ carries `Authorization: Bearer <token>` whose SHA-256 is one
-// of them; the token is in the request's context for the routes that
-// need a scope (requireAdmin). The health checks and the dashboard's
+// under /v1/ and to /metrics (which counts the process's work) carries
+// `Authorization: Bearer <token>` whose SHA-256 is one of them; the token
+// is in the request's context for the routes that need a scope
+// (requireAdmin). The health checks, /openapi.json and the dashboard's
 // pages stay open: the pages ask for a token before they read the API.
 func authorize(tokens []Token, next http.Handler) http.Handler {
 	if len(tokens) == 0 {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !strings.HasPrefix(r.URL.Path, "/v1/") {
+		if !strings.HasPrefix(r.URL.Path, "/v1/") && r.URL.Path != "/metrics" {
 			next.ServeHTTP(w, r)
 			return
 		}

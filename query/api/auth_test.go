@@ -45,6 +45,8 @@ func TestTokens(t *testing.T) {
 		{"the scheme in lower case", "/v1/runs", "bearer s3cret", 200, `"status":"success"`},
 		{"another scheme", "/v1/runs", "Basic czNjcmV0", 401, "not a bearer token"},
 		{"health without a token", "/healthz", "", 200, "ok"},
+		{"metrics without a token", "/metrics", "", 401, `"errorType":"unauthorized"`},
+		{"metrics with the token", "/metrics", "Bearer s3cret", 200, "ponens_query_requests_total"},
 	} {
 		req, _ := http.NewRequest("GET", ts.URL+c.path, nil)
 		if c.auth != "" {
