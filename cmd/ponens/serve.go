@@ -71,9 +71,10 @@ func newServeCommand() *cobra.Command {
 server with JetStream storing under nats.store_dir (--data), the streams,
 the HTTP ingest gateway (gateway.listen, --http), --workers monitor workers
 sharing the partitions, the alert stage, and the sink that stores verdicts
-and events in the embedded store (store.path, --store; --no-store for none;
-without the engine installed by make deps serve says so and runs without
-it). With nats.url (--url) it joins
+and events in the embedded store (store.path, --store), and the query
+service with the dashboard over it (query.listen, --query). --no-store runs
+neither; so does serve, after saying so, without the engine installed by
+make deps. With nats.url (--url) it joins
 an existing NATS cluster instead of embedding one. With --demo it also
 publishes a synthetic fleet of agents and prints what the monitor made of
 it. Stops cleanly on SIGINT or SIGTERM.
