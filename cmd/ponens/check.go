@@ -92,6 +92,11 @@ parse or cannot be monitored, or a trace that cannot be read.`,
 			if err := distinctFiles(args); err != nil {
 				return err
 			}
+			if storeDir != "" {
+				if err := storeOrEmpty(storeDir); err != nil {
+					return exitWith(exitBadInput, "--store %s: %v", storeDir, err)
+				}
+			}
 			var res *checkResult
 			if given != nil && storeDir == "" {
 				// Event streams are read as they go: memory does not grow with them.

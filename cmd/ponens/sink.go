@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -119,6 +121,9 @@ func openStore(c config.StoreConfig) (*openedStore, func(), error) {
 		}
 		return &openedStore{s, "the ClickHouse server of store.dsn", clickhouse.Querier{Conn: s.Conn()}}, func() { s.Close() }, nil
 	}
+	if err := storeOrEmpty(c.Path); err != nil {
+		return nil, nil, err
+	}
 	e, err := chdb.Open(chdb.Options{Lib: c.Lib, Path: c.Path})
 	if err != nil {
 		return nil, nil, err
@@ -128,6 +133,28 @@ func openStore(c config.StoreConfig) (*openedStore, func(), error) {
 		return nil, nil, err
 	}
 	return &openedStore{chdb.NewStore(e), c.Path + " (embedded)", chdb.Querier{E: e}}, func() { e.Close() }, nil
+}
+
+// errNotAStore refuses a directory, to write a store into, that holds
+// files but no store.
+var errNotAStore = errors.New("holds files but no store (no metadata/): give a new or empty directory, or a store ponens wrote")
+
+// storeOrEmpty refuses path when it is a directory with files in it and
+// without the metadata/ every store has: the engine would make a store
+// among someone else's files. A path that does not exist yet, an empty
+// directory or a store pass.
+func storeOrEmpty(path string) error {
+	entries, err := os.ReadDir(path)
+	if err != nil {
+		return nil // absent, or not a directory: the engine says what is wrong
+	}
+	if len(entries) == 0 {
+		return nil
+	}
+	if st, err := os.Stat(filepath.Join(path, "metadata")); err == nil && st.IsDir() {
+		return nil
+	}
+	return errNotAStore
 }
 
 // serverWait is how long a ClickHouse server has to answer and take the
@@ -152,7 +179,7 @@ func openServer(dsn string) (*clickhouse.Store, error) {
 // storeExit is the exit error of a store that did not open: 2 for a bad
 // setting, 3 otherwise, with hint after the store's name.
 func storeExit(c config.StoreConfig, err error, hint string) error {
-	if errors.Is(err, clickhouse.ErrDSN) {
+	if errors.Is(err, clickhouse.ErrDSN) || errors.Is(err, errNotAStore) {
 		return exitWith(exitBadInput, "%v", err)
 	}
 	if c.DSN != "" {

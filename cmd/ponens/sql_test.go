@@ -147,3 +147,24 @@ func TestSQLNotAStore(t *testing.T) {
 		}
 	}
 }
+
+// The commands that write a store refuse a directory holding other files
+// and no store, and leave it as it was.
+func TestStoreNotAmongOtherFiles(t *testing.T) {
+	other := t.TempDir()
+	if err := os.WriteFile(filepath.Join(other, "notes.md"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"check", "--rules", "../../examples/rules", "--out", t.TempDir(), "--store", other, "../../examples/traces"},
+		{"sink", "--store", other, "--url", "nats://127.0.0.1:1"},
+	} {
+		_, errOut, code := runCLI(t, args...)
+		if code != exitBadInput || !strings.Contains(errOut, "holds files but no store") {
+			t.Errorf("ponens %s: exit %d %q, want 2 and the directory refused", strings.Join(args, " "), code, errOut)
+		}
+	}
+	if entries, _ := os.ReadDir(other); len(entries) != 1 {
+		t.Errorf("%s now holds %d entries", other, len(entries))
+	}
+}
