@@ -4,8 +4,8 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
-
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 )
 
 // Metrics are a sink's Prometheus metrics, by kind of stream (verdicts,
@@ -52,6 +52,15 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}
 	}
 	return m
+}
+
+// Rows is the number of rows committed from the stream of kind k so far.
+func (m *Metrics) Rows(k Kind) uint64 {
+	var d dto.Metric
+	if err := m.rows.WithLabelValues(string(k)).Write(&d); err != nil {
+		return 0
+	}
+	return uint64(d.GetCounter().GetValue())
 }
 
 // committed records a committed batch.

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 
@@ -27,6 +28,7 @@ import (
 	"github.com/ponens/ponens/internal/pipeline"
 	"github.com/ponens/ponens/policy/ruleset"
 	"github.com/ponens/ponens/schema"
+	"github.com/ponens/ponens/sink"
 	"github.com/ponens/ponens/sink/chdb"
 	"github.com/ponens/ponens/transport"
 )
@@ -183,7 +185,7 @@ func runBench(cmd *cobra.Command, f *benchFlags) error {
 		if memLimit > 0 {
 			where += fmt.Sprintf("; Go memory limit %d MiB (runtime.memory_limit)", memLimit>>20)
 		}
-		opts.Measure = measureProcess(f.memProfile)
+		opts.Measure = measureProcess(f.memProfile, e.sink)
 		opts.CPUTime = processCPU
 	} else {
 		// A server that keeps its streams has seen earlier loads: new runIds.
@@ -339,7 +341,8 @@ func startEmbedded(ctx context.Context, f *benchFlags, cfg config.Config, set *r
 		default:
 			e.closeStore = closeStore
 			e.store = "sink into the embedded store (temporary)"
-			opts.Sink = sinkOptions(cfg, st, nil)
+			e.sink = sink.NewMetrics(prometheus.NewRegistry())
+			opts.Sink = sinkOptions(cfg, st, e.sink)
 		}
 	}
 	e.p, err = pipeline.New(ctx, opts)
@@ -367,6 +370,7 @@ type embeddedServer struct {
 	p          *pipeline.Pipeline
 	cfg        config.NATSConfig // how its clients connect
 	store      string            // whether the sink runs, for the report
+	sink       *sink.Metrics     // the sink's, when it runs
 	closeStore func()
 	cancel     context.CancelFunc
 	running    chan struct{}
@@ -391,10 +395,14 @@ func (e *embeddedServer) stop() {
 }
 
 // measureProcess measures this process, which holds the embedded pipeline:
-// its resident memory now and at its peak (VmRSS, VmHWM), and its Go heap;
-// and writes a heap profile when memProfile is set.
-func measureProcess(memProfile string) func(*loadgen.Result) {
+// its resident memory now and at its peak (VmRSS, VmHWM), its Go heap, and
+// the rows the sink (sm, when the store runs) had committed; and writes a
+// heap profile when memProfile is set.
+func measureProcess(memProfile string, sm *sink.Metrics) func(*loadgen.Result) {
 	return func(r *loadgen.Result) {
+		if sm != nil {
+			r.StoredEvents, r.StoredVerdicts = sm.Rows(sink.Events), sm.Rows(sink.Verdicts)
+		}
 		status := procStatus()
 		r.RSSBytes, r.PeakRSSBytes = status["VmRSS"], status["VmHWM"]
 		var ms runtime.MemStats
@@ -458,7 +466,11 @@ func printBench(out io.Writer, r loadgen.Result, remote bool, workers int) {
 		fmt.Fprintf(out, "lost      %d verdicts/alerts dropped by the listener (slow consumer), %d without a publish time\n", r.Dropped, r.Missed)
 	}
 	fmt.Fprintf(out, "open runs %d of %d (the workers' checkpoints at the measuring point)\n", r.OpenRuns, r.Runs)
-	if r.Store != "" {
+	switch {
+	case r.StoredEvents > 0:
+		fmt.Fprintf(out, "store     %s: %d events (%d behind) and %d verdicts stored at the measuring point\n",
+			r.Store, r.StoredEvents, int64(r.Events)-int64(r.StoredEvents), r.StoredVerdicts)
+	case r.Store != "":
 		fmt.Fprintf(out, "store     %s\n", r.Store)
 	}
 	if remote {

@@ -46,8 +46,11 @@ func TestBenchEmbedded(t *testing.T) {
 			P50, P99 float64
 			Samples  int
 		} `json:"webhook_latency_ms"`
-		OpenRuns int   `json:"open_runs"`
-		RSS      int64 `json:"rss_bytes"`
+		OpenRuns       int    `json:"open_runs"`
+		RSS            int64  `json:"rss_bytes"`
+		Store          string `json:"store"`
+		StoredEvents   int64  `json:"stored_events"`
+		StoredVerdicts int64  `json:"stored_verdicts"`
 	}
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatal(err)
@@ -72,6 +75,11 @@ func TestBenchEmbedded(t *testing.T) {
 	}
 	if res.RSS <= 0 {
 		t.Errorf("rss_bytes %d: the embedded pipeline's memory was not measured", res.RSS)
+	}
+	// With the store, what the sink had stored by the measuring point: at
+	// most the events processed, and some verdicts.
+	if strings.HasPrefix(res.Store, "sink into") && (res.StoredEvents <= 0 || res.StoredEvents > res.Events || res.StoredVerdicts <= 0) {
+		t.Errorf("store %q: %d events and %d verdicts stored of %d events", res.Store, res.StoredEvents, res.StoredVerdicts, res.Events)
 	}
 }
 

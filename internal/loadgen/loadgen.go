@@ -196,6 +196,12 @@ type Result struct {
 	// embedded store, and if not, why; filled in by the caller (empty for
 	// a remote server).
 	Store string `json:"store,omitempty"`
+	// StoredEvents and StoredVerdicts are the rows the sink had committed
+	// from the EVENTS and VERDICTS streams at the measuring point; with
+	// Events, how far the store was behind. Filled in by the caller's
+	// Measure (absent without the store).
+	StoredEvents   uint64 `json:"stored_events,omitempty"`
+	StoredVerdicts uint64 `json:"stored_verdicts,omitempty"`
 
 	Runs           int           `json:"-"`
 	Published      int64         `json:"-"` // events of the load handed to the publisher
