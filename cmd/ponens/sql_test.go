@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/ponens/ponens/sink/chdb"
@@ -166,5 +167,40 @@ func TestStoreNotAmongOtherFiles(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(other); len(entries) != 1 {
 		t.Errorf("%s now holds %d entries", other, len(entries))
+	}
+}
+
+// A table is drawn as a table however wide its rows, without row numbers.
+func TestSQLTableShape(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the embedded store")
+	}
+	store := filepath.Join(t.TempDir(), "store")
+	makeStore(t, store)
+	out, errOut, code := runCLI(t, "sql", "--store", store, "SELECT repeat('x', 300) AS wide, 1 AS b, 2 AS c, 3 AS d, 4 AS e, 5 AS f")
+	if code != 0 || !strings.HasPrefix(out, "┌─wide─") || strings.Contains(out, "Row 1:") || strings.Contains(out, "1. │") {
+		t.Errorf("exit %d %s, printed\n%s", code, errOut, out)
+	}
+}
+
+// A store another process has open is refused in one line of ponens',
+// exit 3, with nothing of the engine's on stdout.
+func TestSQLStoreInUse(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the embedded store")
+	}
+	store := filepath.Join(t.TempDir(), "store")
+	makeStore(t, store)
+	f, err := os.Create(filepath.Join(store, "status")) // the lock the engine takes
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runCLI(t, "sql", "--store", store, "SELECT 1")
+	if code != exitUnavailable || out != "" || !strings.Contains(errOut, "the store is open in another process") || strings.Contains(errOut, "Code: 76") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }

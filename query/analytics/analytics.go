@@ -30,7 +30,7 @@ func Open(opts chdb.Options) (*chdb.Engine, error) {
 		e.Close()
 		return nil, err
 	}
-	if err := e.Exec("SET output_format_pretty_color = 0", "SET readonly = 1"); err != nil {
+	if err := e.Exec("SET output_format_pretty_color = 0", "SET output_format_pretty_row_numbers = 0", "SET output_format_pretty_fallback_to_vertical = 0", "SET readonly = 1"); err != nil {
 		e.Close()
 		return nil, err
 	}

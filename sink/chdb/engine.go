@@ -34,6 +34,10 @@ var (
 	procEng *Engine
 )
 
+// ErrInUse is wrapped by the error of Open when another process has the
+// data directory open.
+var ErrInUse = errors.New("the store is open in another process (ponens serve, sink or query): stop it first, or ask its query service")
+
 // ErrClosed is returned by calls on an engine that was closed.
 var ErrClosed = errors.New("chdb: engine closed")
 
@@ -59,6 +63,9 @@ func Open(opts Options) (*Engine, error) {
 		e.refs++
 		e.mu.Unlock()
 		return e, nil
+	}
+	if inUse(abs) {
+		return nil, fmt.Errorf("chdb: %s: %w", abs, ErrInUse)
 	}
 	a, err := load(LibPath(opts.Lib))
 	if err != nil {
