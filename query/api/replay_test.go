@@ -44,6 +44,14 @@ func TestReplayedRunReadOnce(t *testing.T) {
 	if lines := strings.Count(string(body), "\n"); code != 200 || lines != 2 {
 		t.Errorf("verdicts of a run stored twice: %d, %d lines:\n%s", code, lines, body)
 	}
+	code, body = get(t, ts.URL+"/v1/runs/replayed/timeline")
+	if n := strings.Count(string(body), `"type":"run.`); code != 200 || n != 2 {
+		t.Errorf("timeline of a run stored twice: %d, %d events:\n%s", code, n, body)
+	}
+	code, body = get(t, ts.URL+"/v1/summary?run=replayed")
+	if code != 200 || !strings.Contains(string(body), `"events": 2,`) {
+		t.Errorf("summary of a run stored twice: %d\n%s", code, body)
+	}
 }
 
 // A selection by a rule neither the manifest nor a stored verdict names is

@@ -132,8 +132,8 @@ type Timeline struct {
 func (s *Server) Timeline(ctx context.Context, run string) (*Timeline, error) {
 	st := newStmt(`SELECT seq, toUnixTimestamp64Milli(ts) AS ms, toString(type) AS type, toString(action_type) AS actionType,
   target, toString(capability) AS capability, JSONExtractString(body, 'action', 'label') AS label
-FROM events FINAL WHERE run_id = `)
-	st.sql(st.str(run) + " ORDER BY seq")
+FROM events WHERE run_id = `)
+	st.sql(st.str(run) + " ORDER BY seq, stream_seq DESC LIMIT 1 BY seq") // the latest copy of each event, as FINAL keeps, over the run's rows only
 	type row struct {
 		TimelineEvent
 		MS int64 `json:"ms"`

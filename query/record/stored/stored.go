@@ -92,9 +92,12 @@ func row(rec *record.Record, e *record.Entry, stored time.Time) *schema.RecordEn
 	return r
 }
 
-// Events reads the stored events of run, in seq order (one per seq).
+// Events reads the stored events of run, in seq order (one per seq: of
+// copies a replayed batch left, the one of the latest stream position, as
+// FINAL would keep; LIMIT 1 BY reads only the run's rows, where FINAL
+// merges every part that could hold them).
 func Events(ctx context.Context, q Querier, run string) ([]schema.Event, error) {
-	out, err := q.Query(ctx, "SELECT body FROM events FINAL WHERE run_id = {run:String} ORDER BY seq", map[string]string{"run": run}, "JSONEachRow")
+	out, err := q.Query(ctx, "SELECT body FROM events WHERE run_id = {run:String} ORDER BY seq, stream_seq DESC LIMIT 1 BY seq", map[string]string{"run": run}, "JSONEachRow")
 	if err != nil {
 		return nil, fmt.Errorf("reading the events of run %q: %w", run, err)
 	}
