@@ -30,7 +30,8 @@ and only what it read runs, so anything else (INSERT, INSERT INTO FUNCTION,
 ALTER, DROP, KILL, SYSTEM, SET, INTO OUTFILE, a second statement) is
 refused with exit 2. The query reads the store only: file(), url() and
 other table functions that reach files or the network are refused, and so
-are SETTINGS clauses (numbers() and values() work). SHOW and DESCRIBE
+are the function file() and SETTINGS clauses (numbers() and values()
+work). SHOW and DESCRIBE
 cannot be subqueries and are refused too: ask system.tables and
 system.columns instead.
 

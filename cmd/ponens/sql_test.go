@@ -57,9 +57,14 @@ func TestSQLReadOnly(t *testing.T) {
 		{"SELECT 1) ; KILL QUERY WHERE 1; SELECT (1", "Multi-statements are not allowed"},
 		{"SELECT 1) INTO OUTFILE '" + file + "' --", "Unmatched parentheses"},
 		// Reads the store only.
-		{"SELECT * FROM file('/etc/hostname', 'LineAsString')", "readonly mode"},
+		{"SELECT * FROM file('/etc/hostname', 'LineAsString')", "reads the store only"},
 		{"SELECT * FROM url('http://127.0.0.1:1/', 'LineAsString')", "readonly mode"},
-		{"SELECT * FROM file('/etc/hostname', 'LineAsString') SETTINGS readonly = 0", "no SETTINGS clause"},
+		{"SELECT file('/etc/hostname')", "reads the store only"},
+		{"WITH (SELECT FILE('/etc/hostname')) AS h SELECT h", "reads the store only"},
+		{"SELECT `file`('/etc/hostname')", "reads the store only"},
+		{"EXPLAIN SYNTAX SELECT file ('/etc/hostname')", "reads the store only"},
+		{"(EXPLAIN SELECT 1)", "an EXPLAIN runs on its own"},
+		{"SELECT * FROM url('http://127.0.0.1:1/', 'LineAsString') SETTINGS readonly = 0", "no SETTINGS clause"},
 		{"SELECT count() AS n FROM verdicts settings max_threads = 1", "no SETTINGS clause"},
 		{"EXPLAIN SELECT 1 INTO OUTFILE '" + file + "'", "no INTO OUTFILE"},
 	} {
@@ -82,6 +87,8 @@ func TestSQLReadOnly(t *testing.T) {
 		{"SELECT $$a'b)$$ AS n -- ) ; KILL", `{"n":"a'b)"}`},
 		{"SELECT 1) UNION ALL (SELECT 2", `{"1":2}`},
 		{"SELECT 'SETTINGS readonly = 0' AS n", `{"n":"SETTINGS readonly = 0"}`},
+		{"SELECT count(file) AS n FROM record_entries", `{"n":0}`},
+		{"SELECT 'file(x)' AS file", `{"file":"file(x)"}`},
 		{"EXPLAIN SYNTAX SELECT 1 AS settings", `{"explain":"SELECT 1 AS settings"}`},
 	} {
 		out, errOut, code := runCLI(t, "sql", "--store", store, "--format", "json", tc.sql)

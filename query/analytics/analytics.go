@@ -30,7 +30,7 @@ func Open(opts chdb.Options) (*chdb.Engine, error) {
 		e.Close()
 		return nil, err
 	}
-	if err := e.Exec("SET output_format_pretty_color = 0", "SET output_format_pretty_row_numbers = 0", "SET output_format_pretty_fallback_to_vertical = 0", "SET readonly = 1"); err != nil {
+	if err := e.Exec("SET output_format_pretty_color = 0", "SET output_format_pretty_row_numbers = 0", "SET output_format_pretty_fallback_to_vertical = 0", "SET allow_introspection_functions = 0", "SET readonly = 1"); err != nil {
 		e.Close()
 		return nil, err
 	}
@@ -92,10 +92,16 @@ var queryWords = map[string]bool{"SELECT": true, "WITH": true, "EXPLAIN": true, 
 // word.
 type NotQueryError struct {
 	Word string
+	Msg  string // what to say instead, when set
 }
 
 func (n *NotQueryError) Error() string {
+	if n.Msg != "" {
+		return n.Msg
+	}
 	switch n.Word {
+	case "file()":
+		return "a query here reads the store only: file() reads the files of the machine"
 	case "SETTINGS":
 		return "a query here has no SETTINGS clause: the store's settings (read-only among them) hold for every query"
 	case "INTO OUTFILE":

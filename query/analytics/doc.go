@@ -8,10 +8,12 @@
 //     as a parameter); that printed statement is what runs. The parser
 //     refuses a second statement, even one begun after a bracket that
 //     closes the subquery early, and reads INSERT INTO FUNCTION, KILL,
-//     SYSTEM or SET as a syntax error; INTO OUTFILE and SETTINGS clauses
-//     are refused by name in the printed statement (a SETTINGS clause
-//     could lift readonly for the query). An EXPLAIN is read as it stands
-//     and must print back as one EXPLAIN. Matching brackets or splitting on semicolons here instead would
+//     SYSTEM or SET as a syntax error; INTO OUTFILE, SETTINGS clauses
+//     and calls of file() are refused by name in the printed statement (a
+//     SETTINGS clause could lift readonly for the query, and the function
+//     file() reads files, which readonly allows). An EXPLAIN is read as it
+//     stands and must print back as one EXPLAIN. Matching brackets or
+//     splitting on semicolons here instead would
 //     differ from the engine's lexer (heredocs, comments, escapes), and
 //     the embedded engine runs every statement of a multi-statement text,
 //     some of them past readonly. The embedded session also runs with

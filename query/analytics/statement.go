@@ -19,9 +19,11 @@ type Querier interface {
 // SELECT; an EXPLAIN is read as it stands and must print back as one. The
 // parser refuses more than one statement, so a bracket in sql that closes
 // the subquery early cannot start a second one; and what it printed begins
-// with the SELECT of Wrap or with EXPLAIN. INTO OUTFILE and SETTINGS outside
+// with the SELECT of Wrap or with EXPLAIN. INTO OUTFILE, SETTINGS and file() outside
 // a string are refused (a *NotQueryError): the first writes a file, the
-// second could lift the store's read-only setting for the query. An error
+// second could lift the store's read-only setting for the query, and the
+// function file(), which read-only lets through, reads any file of the
+// machine. An error
 // of the parser comes back as the store's error, without the text of the
 // formatQuerySingleLine call around it.
 func Statement(ctx context.Context, q Querier, sql string) (string, error) {
@@ -35,7 +37,7 @@ func Statement(ctx context.Context, q Querier, sql string) (string, error) {
 	}
 	stmt := strings.TrimSuffix(string(out), "\n")
 	if !strings.HasPrefix(stmt, prefix) || strings.Contains(stmt, "\n") {
-		return "", fmt.Errorf("the store's parser read the query as %.60q, which is not one %s", stmt, strings.TrimSpace(prefix))
+		return "", &NotQueryError{Word: strings.TrimSpace(prefix), Msg: fmt.Sprintf("the store's parser read the query as %.60q, which is not one %s (an EXPLAIN runs on its own, not in brackets)", stmt, strings.TrimSpace(prefix))}
 	}
 	if word := forbiddenClause(stmt); word != "" {
 		return "", &NotQueryError{Word: word}
@@ -68,11 +70,12 @@ func trimScope(err error) error {
 	return &scopedError{msg: msg[:i], err: err}
 }
 
-// forbiddenClause returns "INTO OUTFILE" or "SETTINGS" when that clause is
-// in stmt, a statement as formatQuerySingleLine prints it (keywords in
-// upper case, identifiers as written, strings in quotes: '…', `…` or "…",
-// a quote inside escaped with a backslash; no comments), and "" when
-// neither is.
+// forbiddenClause returns "INTO OUTFILE", "SETTINGS" or "file()" when that
+// clause or call is in stmt, a statement as formatQuerySingleLine prints
+// it (keywords in upper case, identifiers and function names as written, a
+// call's bracket right after its name, strings in quotes: '…', `…` or
+// "…", a quote inside escaped with a backslash; no comments), and "" when
+// none is.
 func forbiddenClause(stmt string) string {
 	var prev string
 	for i := 0; i < len(stmt); {
@@ -97,6 +100,8 @@ func forbiddenClause(stmt string) string {
 				return word
 			case prev == "INTO" && strings.EqualFold(word, "OUTFILE"):
 				return "INTO OUTFILE"
+			case strings.EqualFold(word, "file") && j < len(stmt) && stmt[j] == '(':
+				return "file()"
 			}
 			i, prev = j, strings.ToUpper(word)
 		case c == ' ':

@@ -28,6 +28,9 @@ func TestStatementRefusesClauses(t *testing.T) {
 		{"SELECT * FROM (SELECT 'SETTINGS' AS a, `INTO OUTFILE` AS b, 'it\\'s SETTINGS' AS c)", ""},
 		{"SELECT * FROM (SELECT 1 AS settings FROM system.settings)", ""},
 		{"SELECT * FROM (SELECT 'INTO' AS OUTFILE)", ""},
+		{"SELECT * FROM (SELECT File('/etc/passwd'))", "file()"},
+		{"SELECT * FROM (SELECT file FROM record_entries)", ""},
+		{"SELECT * FROM (SELECT 'file(' AS file)", ""},
 	} {
 		p := &printer{printed: tc.printed}
 		stmt, err := Statement(context.Background(), p, "SELECT 1")
