@@ -135,18 +135,21 @@ func openStore(c config.StoreConfig) (*openedStore, func(), error) {
 	return &openedStore{chdb.NewStore(e), c.Path + " (embedded)", chdb.Querier{E: e}}, func() { e.Close() }, nil
 }
 
-// errNotAStore refuses a directory, to write a store into, that holds
-// files but no store.
-var errNotAStore = errors.New("holds files but no store (no metadata/): give a new or empty directory, or a store ponens wrote")
+// errNotAStore refuses a path, to write a store into, that is a file or a
+// directory holding other files and no store.
+var errNotAStore = errors.New("not a store (no metadata/): give a new or empty directory, or a store ponens wrote")
 
-// storeOrEmpty refuses path when it is a directory with files in it and
-// without the metadata/ every store has: the engine would make a store
-// among someone else's files. A path that does not exist yet, an empty
-// directory or a store pass.
+// storeOrEmpty refuses path when it is a file, or a directory with files
+// in it and without the metadata/ every store has: the engine would make a
+// store among someone else's files. A path that does not exist yet, an
+// empty directory or a store pass.
 func storeOrEmpty(path string) error {
+	if st, err := os.Stat(path); err == nil && !st.IsDir() {
+		return fmt.Errorf("%w: it is a file", errNotAStore)
+	}
 	entries, err := os.ReadDir(path)
 	if err != nil {
-		return nil // absent, or not a directory: the engine says what is wrong
+		return nil // absent, or unreadable: the engine says what is wrong
 	}
 	if len(entries) == 0 {
 		return nil
@@ -154,7 +157,7 @@ func storeOrEmpty(path string) error {
 	if st, err := os.Stat(filepath.Join(path, "metadata")); err == nil && st.IsDir() {
 		return nil
 	}
-	return errNotAStore
+	return fmt.Errorf("%w: it holds other files", errNotAStore)
 }
 
 // serverWait is how long a ClickHouse server has to answer and take the
@@ -179,8 +182,11 @@ func openServer(dsn string) (*clickhouse.Store, error) {
 // storeExit is the exit error of a store that did not open: 2 for a bad
 // setting, 3 otherwise, with hint after the store's name.
 func storeExit(c config.StoreConfig, err error, hint string) error {
-	if errors.Is(err, clickhouse.ErrDSN) || errors.Is(err, errNotAStore) {
+	if errors.Is(err, clickhouse.ErrDSN) {
 		return exitWith(exitBadInput, "%v", err)
+	}
+	if errors.Is(err, errNotAStore) {
+		return exitWith(exitBadInput, "store.path (--store) %s: %v", c.Path, err)
 	}
 	if c.DSN != "" {
 		return exitWith(exitUnavailable, "%v%s", err, hint)

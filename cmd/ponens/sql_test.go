@@ -163,13 +163,18 @@ func TestStoreNotAmongOtherFiles(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(other, "notes.md"), []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, args := range [][]string{
-		{"check", "--rules", "../../examples/rules", "--out", t.TempDir(), "--store", other, "../../examples/traces"},
-		{"sink", "--store", other, "--url", "nats://127.0.0.1:1"},
+	file := filepath.Join(other, "notes.md")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"check", "--rules", "../../examples/rules", "--out", t.TempDir(), "--store", other, "../../examples/traces"}, "--store " + other + ": not a store (no metadata/): give a new or empty directory, or a store ponens wrote: it holds other files"},
+		{[]string{"check", "--rules", "../../examples/rules", "--out", t.TempDir(), "--store", file, "../../examples/traces"}, "--store " + file + ": not a store (no metadata/): give a new or empty directory, or a store ponens wrote: it is a file"},
+		{[]string{"sink", "--store", other, "--url", "nats://127.0.0.1:1"}, "store.path (--store) " + other + ": not a store"},
 	} {
-		_, errOut, code := runCLI(t, args...)
-		if code != exitBadInput || !strings.Contains(errOut, "holds files but no store") {
-			t.Errorf("ponens %s: exit %d %q, want 2 and the directory refused", strings.Join(args, " "), code, errOut)
+		_, errOut, code := runCLI(t, tc.args...)
+		if code != exitBadInput || !strings.Contains(errOut, tc.want) {
+			t.Errorf("ponens %s: exit %d %q, want 2 and %q", strings.Join(tc.args, " "), code, errOut, tc.want)
 		}
 	}
 	if entries, _ := os.ReadDir(other); len(entries) != 1 {

@@ -41,7 +41,8 @@ type Fleet struct {
 	Until string    `json:"until"`
 	Step  string    `json:"step"`
 	Runs  FleetRuns `json:"runs"`
-	// ViolationsOverTime sums every rule's violations per bucket.
+	// ViolationsOverTime sums every rule's violations per bucket, with
+	// the distinct runs they are on.
 	ViolationsOverTime []Point `json:"violationsOverTime"`
 	// TopRules are the violated rules, most violations first.
 	TopRules []RuleViolations `json:"topRules"`
@@ -107,8 +108,10 @@ func (s *Server) fleetViolations(ctx context.Context, o FleetOptions) ([]RuleVio
 	overall := map[int64]Point{}
 	for _, r := range rs {
 		switch {
-		case r.RuleID == "": // a bucket's total over every rule
-			overall[r.MS] = Point{T: timeText(msTime(r.MS)), Violations: r.Violations, Runs: r.Runs}
+		case r.RuleID == "": // a bucket over every rule: its distinct runs (the violations are the rules' sum, below)
+			p := overall[r.MS]
+			p.T, p.Runs = timeText(msTime(r.MS)), r.Runs
+			overall[r.MS] = p
 		case r.MS == 0: // a rule's total over the window
 			rv := &RuleViolations{RuleID: r.RuleID, Violations: r.Violations, Runs: r.Runs, Points: []Point{}}
 			byRule[r.RuleID] = rv
@@ -118,6 +121,9 @@ func (s *Server) fleetViolations(ctx context.Context, o FleetOptions) ([]RuleVio
 	for _, r := range rs {
 		if rv := byRule[r.RuleID]; rv != nil && r.MS != 0 {
 			rv.Points = append(rv.Points, Point{T: timeText(msTime(r.MS)), Violations: r.Violations, Runs: r.Runs})
+			p := overall[r.MS]
+			p.Violations += r.Violations
+			overall[r.MS] = p
 		}
 	}
 	slices.SortStableFunc(rules, func(a, b *RuleViolations) int { return cmp.Compare(b.Violations, a.Violations) }) // ties by id

@@ -2,9 +2,15 @@ package api
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/ponens/ponens/schema"
+	"github.com/ponens/ponens/sink"
+	"github.com/ponens/ponens/sink/chdb"
 )
 
 // envelopeOf decodes a success envelope's data into out.
@@ -88,5 +94,44 @@ func TestDeadLetters(t *testing.T) {
 		if len(page.DeadLetters) != 1 || page.DeadLetters[0].StreamSeq != want {
 			t.Errorf("%s: %s, want only %d", q, body, want)
 		}
+	}
+}
+
+// Two rules violated on the same event of one run: the bucket sums the
+// rules' violations (2) and counts the run once.
+func TestFleetBucketSumsRules(t *testing.T) {
+	t0 := time.Date(2024, 1, 1, 10, 0, 0, 0, time.UTC)
+	events := []schema.Event{
+		{V: 1, RunID: "two-rules", Seq: 1, TS: t0, Type: schema.TypeRunStart, Start: &schema.RunStart{Agent: "coder-9"}},
+		{V: 1, RunID: "two-rules", Seq: 2, TS: t0.Add(time.Second), Type: schema.TypeRunFinish},
+	}
+	stream := []schema.VerdictEvent{
+		{RunID: "two-rules", Seq: 2, Rule: schema.RuleRef{ID: "x"}, Status: schema.StatusViolated, Mode: schema.ModeObserve},
+		{RunID: "two-rules", Seq: 2, Rule: schema.RuleRef{ID: "y"}, Status: schema.StatusViolated, Mode: schema.ModeObserve},
+	}
+	pos := uint64(1 << 51)
+	a := chdb.NewStore(engine).Appender()
+	if err := sink.AppendRun(a, events, stream, &pos); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, table := range []string{"events", "verdicts", "run_rule_status", "runs", "violations_rule_hour", "compliance_agent_day"} {
+			_, _ = engine.Query([]byte(fmt.Sprintf("DELETE FROM %s WHERE run_id = 'two-rules'", table)), "")
+		}
+		_, _ = engine.Query([]byte("DELETE FROM violations_rule_hour WHERE hour < '2025-01-01'"), "")
+	})
+	ts := newTestServer(t)
+	code, body := get(t, ts.URL+"/v1/fleet?since=2024-01-01T00:00:00Z&until=2024-01-02T00:00:00Z&step=24h")
+	var env struct {
+		Data Fleet `json:"data"`
+	}
+	if err := json.Unmarshal(body, &env); code != 200 || err != nil {
+		t.Fatalf("%d %s %v", code, body, err)
+	}
+	if got := env.Data.ViolationsOverTime; len(got) != 1 || got[0].Violations != 2 || got[0].Runs != 1 {
+		t.Errorf("violationsOverTime %+v, want one bucket of 2 violations on 1 run", got)
 	}
 }

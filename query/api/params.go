@@ -53,13 +53,16 @@ func newQuery(v url.Values, now time.Time, known ...string) (*query, error) {
 	}
 	for k, vals := range v {
 		if !q.known[k] {
+			if len(known) == 0 {
+				return nil, badData(safe(k), "unknown parameter; this endpoint takes none")
+			}
 			return nil, badData(safe(k), "unknown parameter; this endpoint takes %s", strings.Join(known, ", "))
 		}
 		if len(vals) > maxValues {
 			return nil, badData(k, "at most %d values, got %d", maxValues, len(vals))
 		}
 		if len(vals) > 1 && !repeatable[k] {
-			return nil, badData(k, "given %d times; it takes one value (run, rule and status are the parameters that repeat)", len(vals))
+			return nil, badData(k, "given %d times; it takes one value", len(vals))
 		}
 		for _, s := range vals {
 			if len(s) > maxParam {
