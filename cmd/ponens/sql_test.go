@@ -66,6 +66,7 @@ func TestSQLReadOnly(t *testing.T) {
 		{"(EXPLAIN SELECT 1)", "an EXPLAIN runs on its own"},
 		{"SELECT * FROM url('http://127.0.0.1:1/', 'LineAsString') SETTINGS readonly = 0", "no SETTINGS clause"},
 		{"SELECT count() AS n FROM verdicts settings max_threads = 1", "no SETTINGS clause"},
+		{"SELECT count() AS n FROM verdicts SETTINGS `readonly` = 0, \"max_threads\"=1", "no SETTINGS clause"},
 		{"EXPLAIN SELECT 1 INTO OUTFILE '" + file + "'", "no INTO OUTFILE"},
 	} {
 		_, errOut, code := runCLI(t, "sql", "--store", store, tc.sql)
@@ -87,6 +88,7 @@ func TestSQLReadOnly(t *testing.T) {
 		{"SELECT $$a'b)$$ AS n -- ) ; KILL", `{"n":"a'b)"}`},
 		{"SELECT 1) UNION ALL (SELECT 2", `{"1":2}`},
 		{"SELECT 'SETTINGS readonly = 0' AS n", `{"n":"SETTINGS readonly = 0"}`},
+		{"SELECT 1 AS SETTINGS", `{"SETTINGS":1}`},
 		{"SELECT count(file) AS n FROM record_entries", `{"n":0}`},
 		{"SELECT 'file(x)' AS file", `{"file":"file(x)"}`},
 		{"EXPLAIN SYNTAX SELECT 1 AS settings", `{"explain":"SELECT 1 AS settings"}`},

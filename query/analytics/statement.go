@@ -96,7 +96,7 @@ func forbiddenClause(stmt string) string {
 			}
 			word := stmt[i:j]
 			switch {
-			case word == "SETTINGS":
+			case word == "SETTINGS" && settingFollows(stmt[j:]):
 				return word
 			case prev == "INTO" && strings.EqualFold(word, "OUTFILE"):
 				return "INTO OUTFILE"
@@ -111,6 +111,25 @@ func forbiddenClause(stmt string) string {
 		}
 	}
 	return ""
+}
+
+// settingFollows tells whether rest begins with "name =" (spaces
+// around): what follows the keyword of a SETTINGS clause, where an alias
+// named SETTINGS is followed by a comma, a bracket or nothing.
+func settingFollows(rest string) bool {
+	rest = strings.TrimLeft(rest, " ")
+	i := 0
+	if rest != "" && (rest[0] == '`' || rest[0] == '"') { // a quoted name
+		end := strings.IndexByte(rest[1:], rest[0])
+		if end < 0 {
+			return true
+		}
+		i = end + 2
+	}
+	for i < len(rest) && isWordByte(rest[i]) {
+		i++
+	}
+	return i > 0 && strings.HasPrefix(strings.TrimLeft(rest[i:], " "), "=")
 }
 
 func isWordByte(c byte) bool {
