@@ -89,6 +89,8 @@ func TestSQLReadOnly(t *testing.T) {
 		{"SELECT 1) UNION ALL (SELECT 2", `{"1":2}`},
 		{"SELECT 'SETTINGS readonly = 0' AS n", `{"n":"SETTINGS readonly = 0"}`},
 		{"SELECT 1 AS SETTINGS", `{"SETTINGS":1}`},
+		{"SELECT 7 AS n; -- done\n/* really */", `{"n":7}`},
+		{"SELECT 'a; -- b' AS n", `{"n":"a; -- b"}`},
 		{"SELECT count(file) AS n FROM record_entries", `{"n":0}`},
 		{"SELECT 'file(x)' AS file", `{"file":"file(x)"}`},
 		{"EXPLAIN SYNTAX SELECT 1 AS settings", `{"explain":"SELECT 1 AS settings"}`},

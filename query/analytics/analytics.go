@@ -77,12 +77,40 @@ func Query(e *chdb.Engine, sql, format string) ([]byte, error) {
 }
 
 // Wrap makes sql the subquery of a SELECT, on lines of its own so that a
-// comment at its end ends there; a semicolon at its end is dropped. Read
+// comment at its end ends there; a semicolon at its end (before comments
+// only) is dropped. Read
 // by the engine's parser as one statement (Statement), a statement that is
 // not a query (INSERT, INSERT INTO FUNCTION, KILL, SYSTEM, SET) is a
 // syntax error.
 func Wrap(sql string) string {
-	return "SELECT * FROM (\n" + strings.TrimSuffix(strings.TrimSpace(sql), ";") + "\n)"
+	return "SELECT * FROM (\n" + dropFinalSemicolon(strings.TrimSpace(sql)) + "\n)"
+}
+
+// dropFinalSemicolon drops the last semicolon of sql when only spaces and
+// comments follow it ("SELECT 1; -- done"), and nothing that could close a
+// string it might be in (no quote).
+func dropFinalSemicolon(sql string) string {
+	i := strings.LastIndexByte(sql, ';')
+	if i < 0 || strings.ContainsAny(sql[i:], "'\"`$") {
+		return sql
+	}
+	rest := sql[i+1:]
+	for {
+		rest = strings.TrimLeftFunc(rest, unicode.IsSpace)
+		switch {
+		case rest == "":
+			return sql[:i] + sql[i+1:]
+		case strings.HasPrefix(rest, "--"), strings.HasPrefix(rest, "#"):
+			_, rest, _ = strings.Cut(rest, "\n")
+		case strings.HasPrefix(rest, "/*"):
+			var ok bool
+			if _, rest, ok = strings.Cut(rest, "*/"); !ok {
+				return sql
+			}
+		default:
+			return sql
+		}
+	}
 }
 
 // queryWords are the words a query may begin with.

@@ -29,7 +29,7 @@ type Querier interface {
 func Statement(ctx context.Context, q Querier, sql string) (string, error) {
 	text, prefix := Wrap(sql), "SELECT "
 	if firstWord(sql) == "EXPLAIN" {
-		text, prefix = strings.TrimSuffix(strings.TrimSpace(sql), ";"), "EXPLAIN "
+		text, prefix = dropFinalSemicolon(strings.TrimSpace(sql)), "EXPLAIN "
 	}
 	out, err := q.Query(ctx, "SELECT formatQuerySingleLine({q:String})", map[string]string{"q": text}, "TSVRaw")
 	if err != nil {

@@ -73,3 +73,22 @@ func TestStatementReadsQueryAsSubquery(t *testing.T) {
 		t.Error("an EXPLAIN printed as a SELECT ran")
 	}
 }
+
+// The small lexers never panic; dropFinalSemicolon takes away one
+// semicolon or nothing; a SETTINGS clause appended after a statement
+// without quotes is always found.
+func FuzzStatementLexers(f *testing.F) {
+	for _, s := range []string{"SELECT 1", "SELECT 1; -- done", "SELECT ';' AS a", "SELECT `x", "SELECT 'a\\'b' SETTINGS x = 1", "SELECT file('/etc/passwd')", "/* ; */", ";"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		_ = forbiddenClause(s)
+		got := dropFinalSemicolon(s)
+		if got != s && (len(got) != len(s)-1 || strings.Count(got, ";") != strings.Count(s, ";")-1) {
+			t.Fatalf("dropFinalSemicolon(%q) = %q", s, got)
+		}
+		if !strings.ContainsAny(s, "'`\"\\") && forbiddenClause(s+" SETTINGS readonly = 0") == "" {
+			t.Fatalf("SETTINGS after %q not found", s)
+		}
+	})
+}
