@@ -23,19 +23,30 @@ type Querier interface {
 // a string are refused (a *NotQueryError): the first writes a file, the
 // second could lift the store's read-only setting for the query, and the
 // function file(), which read-only lets through, reads any file of the
-// machine. An error
-// of the parser comes back as the store's error, without the text of the
-// formatQuerySingleLine call around it.
+// machine. When the parser refuses the wrapped text, the user's text is
+// read alone: its own error then comes back, at positions in the user's
+// text, or the clause it holds that a subquery cannot (INTO OUTFILE); an
+// error of the parser comes back as the store's error, without the text
+// of the formatQuerySingleLine call around it.
 func Statement(ctx context.Context, q Querier, sql string) (string, error) {
+	alone := dropFinalSemicolon(strings.TrimSpace(sql))
 	text, prefix := Wrap(sql), "SELECT "
 	if firstWord(sql) == "EXPLAIN" {
-		text, prefix = dropFinalSemicolon(strings.TrimSpace(sql)), "EXPLAIN "
+		text, prefix = alone, "EXPLAIN "
 	}
-	out, err := q.Query(ctx, "SELECT formatQuerySingleLine({q:String})", map[string]string{"q": text}, "TSVRaw")
+	stmt, err := printed(ctx, q, text)
+	if err != nil && text != alone {
+		own, ownErr := printed(ctx, q, alone)
+		switch {
+		case ownErr != nil:
+			err = ownErr
+		case forbiddenClause(own) != "":
+			return "", &NotQueryError{Word: forbiddenClause(own)}
+		}
+	}
 	if err != nil {
-		return "", trimScope(err)
+		return "", err
 	}
-	stmt := strings.TrimSuffix(string(out), "\n")
 	if !strings.HasPrefix(stmt, prefix) || strings.Contains(stmt, "\n") {
 		return "", &NotQueryError{Word: strings.TrimSpace(prefix), Msg: fmt.Sprintf("the store's parser read the query as %.60q, which is not one %s (an EXPLAIN runs on its own, not in brackets)", stmt, strings.TrimSpace(prefix))}
 	}
@@ -43,6 +54,15 @@ func Statement(ctx context.Context, q Querier, sql string) (string, error) {
 		return "", &NotQueryError{Word: word}
 	}
 	return stmt, nil
+}
+
+// printed is text as the store's parser prints it back, on one line.
+func printed(ctx context.Context, q Querier, text string) (string, error) {
+	out, err := q.Query(ctx, "SELECT formatQuerySingleLine({q:String})", map[string]string{"q": text}, "TSVRaw")
+	if err != nil {
+		return "", trimScope(err)
+	}
+	return strings.TrimSuffix(string(out), "\n"), nil
 }
 
 // scopedError is a store error whose text ends with the call it arose in.
