@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/ponens/ponens/schema"
-	"github.com/ponens/ponens/sink"
-	"github.com/ponens/ponens/sink/chdb"
 )
 
 // envelopeOf decodes a success envelope's data into out.
@@ -110,13 +108,7 @@ func TestFleetBucketSumsRules(t *testing.T) {
 		{RunID: "two-rules", Seq: 2, Rule: schema.RuleRef{ID: "y"}, Status: schema.StatusViolated, Mode: schema.ModeObserve},
 	}
 	pos := uint64(1 << 51)
-	a := chdb.NewStore(engine).Appender()
-	if err := sink.AppendRun(a, events, stream, &pos); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Commit(); err != nil {
-		t.Fatal(err)
-	}
+	storeRun(t, events, stream, &pos)
 	t.Cleanup(func() {
 		for _, table := range []string{"events", "verdicts", "run_rule_status", "runs", "violations_rule_hour", "compliance_agent_day"} {
 			_, _ = engine.Query([]byte(fmt.Sprintf("DELETE FROM %s WHERE run_id = 'two-rules'", table)), "")

@@ -26,13 +26,7 @@ func TestReplayedRunReadOnce(t *testing.T) {
 	}
 	pos := uint64(1 << 50)
 	for range 2 {
-		a := chdb.NewStore(engine).Appender()
-		if err := sink.AppendRun(a, events, stream, &pos); err != nil {
-			t.Fatal(err)
-		}
-		if err := a.Commit(); err != nil {
-			t.Fatal(err)
-		}
+		storeRun(t, events, stream, &pos)
 	}
 	t.Cleanup(func() {
 		for _, table := range []string{"events", "verdicts", "run_rule_status", "runs"} {
@@ -51,6 +45,19 @@ func TestReplayedRunReadOnce(t *testing.T) {
 	code, body = get(t, ts.URL+"/v1/summary?run=replayed")
 	if code != 200 || !strings.Contains(string(body), `"events": 2,`) {
 		t.Errorf("summary of a run stored twice: %d\n%s", code, body)
+	}
+}
+
+// storeRun commits a run's events and verdict stream into the test engine
+// at stream positions from *pos on.
+func storeRun(t *testing.T, events []schema.Event, stream []schema.VerdictEvent, pos *uint64) {
+	t.Helper()
+	a := chdb.NewStore(engine).Appender()
+	if err := sink.AppendRun(a, events, stream, pos); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Commit(); err != nil {
+		t.Fatal(err)
 	}
 }
 
