@@ -64,6 +64,8 @@ func TestSQLReadOnly(t *testing.T) {
 		{"SELECT file('/etc/hostname')", "reads the store only"},
 		{"WITH (SELECT FILE('/etc/hostname')) AS h SELECT h", "reads the store only"},
 		{"SELECT `file`('/etc/hostname')", "reads the store only"},
+		{"SELECT * APPLY file FROM (SELECT '/etc/hostname' AS p)", "reads the store only"},
+		{"SELECT COLUMNS('p') APPLY(file) FROM (SELECT '/etc/hostname' AS p)", "reads the store only"},
 		{"EXPLAIN SYNTAX SELECT file ('/etc/hostname')", "reads the store only"},
 		{"(EXPLAIN SELECT 1)", "an EXPLAIN runs on its own"},
 		{"SELECT * FROM url('http://127.0.0.1:1/', 'LineAsString') SETTINGS readonly = 0", "no SETTINGS clause"},

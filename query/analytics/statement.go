@@ -95,7 +95,8 @@ func trimScope(err error) error {
 // it (keywords in upper case, identifiers and function names as written, a
 // call's bracket right after its name, strings in quotes: '…', `…` or
 // "…", a quote inside escaped with a backslash; no comments), and "" when
-// none is.
+// none is. A function named alone after APPLY is a call too: * APPLY file
+// calls file on every column.
 func forbiddenClause(stmt string) string {
 	var prev string
 	for i := 0; i < len(stmt); {
@@ -120,7 +121,7 @@ func forbiddenClause(stmt string) string {
 				return word
 			case prev == "INTO" && strings.EqualFold(word, "OUTFILE"):
 				return "INTO OUTFILE"
-			case strings.EqualFold(word, "file") && j < len(stmt) && stmt[j] == '(':
+			case strings.EqualFold(word, "file") && (j < len(stmt) && stmt[j] == '(' || prev == "APPLY"):
 				return "file()"
 			}
 			i, prev = j, strings.ToUpper(word)

@@ -35,6 +35,7 @@ func TestStatementRefusesClauses(t *testing.T) {
 		{"SELECT * FROM (SELECT 'INTO' AS OUTFILE)", ""},
 		{"SELECT * FROM (SELECT File('/etc/passwd'))", "file()"},
 		{"SELECT * FROM (SELECT file FROM record_entries)", ""},
+		{"SELECT * FROM (SELECT * APPLY file FROM (SELECT '/etc/hostname' AS p))", "file()"},
 		{"SELECT * FROM (SELECT 'file(' AS file)", ""},
 	} {
 		p := &printer{printed: tc.printed}
