@@ -34,6 +34,7 @@ require (
 	github.com/ebitengine/purego v0.11.3
 	github.com/nats-io/nuid v1.0.1
 	github.com/prometheus/client_model v0.6.3
+	golang.org/x/sys v0.50.0
 )
 
 require (
@@ -82,7 +83,6 @@ require (
 	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/exp v0.0.0-20260112195511-716be5621a96 // indirect
 	golang.org/x/net v0.62.0 // indirect
-	golang.org/x/sys v0.50.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260817212433-ac3dfec99bb1 // indirect
 	google.golang.org/grpc v1.85.0 // indirect

@@ -10,6 +10,8 @@ import (
 	"io"
 	"slices"
 	"unicode/utf8"
+
+	"github.com/ponens/ponens/internal/avxstate"
 )
 
 // Fold returns each rule's status at the end of a verdict stream: the
@@ -65,11 +67,13 @@ type SummaryFold struct {
 	cells   [][]VerdictStatus // [rule][trace]
 	results [][]string        // [rule][trace]
 	hash    hash.Hash
+	hashIn  io.Writer // hash, with the AVX state cleared before each write
 }
 
 // NewSummaryFold starts a summary of rules, whose ids must be distinct.
 func NewSummaryFold(rules []RuleManifestEntry) (*SummaryFold, error) {
 	f := &SummaryFold{rules: slices.Clone(rules), index: make(map[string]int, len(rules)), ids: map[string]bool{}, hash: sha256.New()}
+	f.hashIn = avxstate.Writer{W: f.hash}
 	for i, r := range rules {
 		if _, dup := f.index[r.ID]; dup {
 			return nil, fmt.Errorf("rule %s is listed twice", r.ID)
@@ -82,8 +86,8 @@ func NewSummaryFold(rules []RuleManifestEntry) (*SummaryFold, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rule manifest: %w", err)
 	}
-	f.hash.Write(manifest)
-	f.hash.Write([]byte("\n"))
+	f.hashIn.Write(manifest)
+	f.hashIn.Write([]byte("\n"))
 	return f, nil
 }
 
@@ -134,9 +138,9 @@ func (f *SummaryFold) AddEncoded(t TraceManifestEntry, events io.Reader, stream 
 		return nil, err
 	}
 	name, _ := json.Marshal(t.ID)
-	f.hash.Write(name)
-	f.hash.Write([]byte("\n"))
-	if _, err := io.Copy(f.hash, events); err != nil {
+	f.hashIn.Write(name)
+	f.hashIn.Write([]byte("\n"))
+	if _, err := io.Copy(f.hashIn, events); err != nil {
 		return nil, fmt.Errorf("trace %s: reading its events: %w", t.ID, err)
 	}
 	f.ids[t.ID] = true

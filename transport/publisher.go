@@ -17,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go"
 	natsjs "github.com/nats-io/nats.go/jetstream"
 
+	"github.com/ponens/ponens/internal/avxstate"
 	"github.com/ponens/ponens/schema"
 )
 
@@ -298,6 +299,7 @@ func (p *Publisher) publish(ctx context.Context, ev *schema.Event, report func(e
 	// the client may still be encoding an earlier attempt.
 	msg.Header.Set(natsjs.MsgIDHeader, schema.EventMsgID(ev.RunID, ev.Seq))
 	msg.Header.Set(natsjs.ExpectedStreamHeader, schema.StreamEvents)
+	avxstate.Clear() // the event decoders' assembly may have left the state dirty: SHA-256 would run many times slower
 	sum := sha256.Sum256(data)
 	msg.Header.Set(schema.HeaderHash, hex.EncodeToString(sum[:]))
 	if err := p.checkSize(msg); err != nil {
