@@ -34,7 +34,7 @@ require (
 	github.com/ebitengine/purego v0.11.3
 	github.com/nats-io/nuid v1.0.1
 	github.com/prometheus/client_model v0.6.3
-	golang.org/x/sys v0.50.0
+	golang.org/x/sys v0.50.0 // cpu.X86.HasAVX: internal/avxstate clears the AVX state only where there is one
 )
 
 require (
