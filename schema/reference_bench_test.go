@@ -2,11 +2,13 @@ package schema_test
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"testing"
 
+	"github.com/ponens/ponens/internal/avxstate"
 	"github.com/ponens/ponens/internal/gen"
 	"github.com/ponens/ponens/schema"
 )
@@ -90,5 +92,35 @@ func BenchmarkSummaryFoldAdd(b *testing.B) {
 		if _, err := f.Add(schema.TraceManifestEntry{ID: "t", RunID: evs[0].RunID}, evs, nil, nil); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkHashAfterEncode is the publisher's per-event work on a thread
+// that has just run segmentio/encoding: an event encoded, then one event's
+// JSON hashed, with the AVX state cleared before the hash ("cleared", what
+// transport.Publisher does) and without ("dirty").
+func BenchmarkHashAfterEncode(b *testing.B) {
+	evs, _, err := schema.DecodeReferenceWarn("1k.json", generatedReference(b, 1000))
+	if err != nil {
+		b.Fatal(err)
+	}
+	line, err := schema.AppendEventLine(nil, &evs[len(evs)/2])
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, clear := range []bool{true, false} {
+		name := map[bool]string{true: "cleared", false: "dirty"}[clear]
+		b.Run(name, func(b *testing.B) {
+			var out []byte
+			i := 0
+			for b.Loop() {
+				out, _ = schema.AppendEventLine(out[:0], &evs[i%len(evs)])
+				i++
+				if clear {
+					avxstate.Clear()
+				}
+				_ = sha256.Sum256(line)
+			}
+		})
 	}
 }

@@ -66,14 +66,12 @@ type SummaryFold struct {
 	ids     map[string]bool
 	cells   [][]VerdictStatus // [rule][trace]
 	results [][]string        // [rule][trace]
-	hash    hash.Hash
-	hashIn  io.Writer // hash, with the AVX state cleared before each write
+	hash    hash.Hash         // SHA-256, with the AVX state cleared before each write
 }
 
 // NewSummaryFold starts a summary of rules, whose ids must be distinct.
 func NewSummaryFold(rules []RuleManifestEntry) (*SummaryFold, error) {
-	f := &SummaryFold{rules: slices.Clone(rules), index: make(map[string]int, len(rules)), ids: map[string]bool{}, hash: sha256.New()}
-	f.hashIn = avxstate.Writer{W: f.hash}
+	f := &SummaryFold{rules: slices.Clone(rules), index: make(map[string]int, len(rules)), ids: map[string]bool{}, hash: avxstate.Hash{Hash: sha256.New()}}
 	for i, r := range rules {
 		if _, dup := f.index[r.ID]; dup {
 			return nil, fmt.Errorf("rule %s is listed twice", r.ID)
@@ -86,8 +84,8 @@ func NewSummaryFold(rules []RuleManifestEntry) (*SummaryFold, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rule manifest: %w", err)
 	}
-	f.hashIn.Write(manifest)
-	f.hashIn.Write([]byte("\n"))
+	f.hash.Write(manifest)
+	f.hash.Write([]byte("\n"))
 	return f, nil
 }
 
@@ -138,9 +136,9 @@ func (f *SummaryFold) AddEncoded(t TraceManifestEntry, events io.Reader, stream 
 		return nil, err
 	}
 	name, _ := json.Marshal(t.ID)
-	f.hashIn.Write(name)
-	f.hashIn.Write([]byte("\n"))
-	if _, err := io.Copy(f.hashIn, events); err != nil {
+	f.hash.Write(name)
+	f.hash.Write([]byte("\n"))
+	if _, err := io.Copy(f.hash, events); err != nil {
 		return nil, fmt.Errorf("trace %s: reading its events: %w", t.ID, err)
 	}
 	f.ids[t.ID] = true
