@@ -1,8 +1,8 @@
 package schema
 
 import (
-	"bytes"
 	"crypto/sha256"
+	"encoding"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -66,12 +66,22 @@ type SummaryFold struct {
 	ids     map[string]bool
 	cells   [][]VerdictStatus // [rule][trace]
 	results [][]string        // [rule][trace]
-	hash    hash.Hash         // SHA-256, with the AVX state cleared before each write
+	sha     sha256Hash        // the content hash
+	hash    hash.Hash         // sha, with the AVX state cleared before each write
+}
+
+// sha256Hash is what crypto/sha256's hash offers: a state that can be
+// saved and restored.
+type sha256Hash interface {
+	hash.Hash
+	encoding.BinaryMarshaler
+	encoding.BinaryUnmarshaler
 }
 
 // NewSummaryFold starts a summary of rules, whose ids must be distinct.
 func NewSummaryFold(rules []RuleManifestEntry) (*SummaryFold, error) {
-	f := &SummaryFold{rules: slices.Clone(rules), index: make(map[string]int, len(rules)), ids: map[string]bool{}, hash: avxstate.Hash{Hash: sha256.New()}}
+	sha := sha256.New().(sha256Hash)
+	f := &SummaryFold{rules: slices.Clone(rules), index: make(map[string]int, len(rules)), ids: map[string]bool{}, sha: sha, hash: avxstate.Hash{Hash: sha}}
 	for i, r := range rules {
 		if _, dup := f.index[r.ID]; dup {
 			return nil, fmt.Errorf("rule %s is listed twice", r.ID)
@@ -96,20 +106,20 @@ func (f *SummaryFold) Rules() []RuleManifestEntry { return f.rules }
 // taken from events), its events and its verdict stream; results, when not
 // nil, are the rules' offline results (matrix.results) in rule order. It
 // refuses a trace whose id is empty or taken, or whose stream holds a
-// verdict about another run, an unknown rule or an unknown status; nothing
-// is recorded then. It returns the trace's column of the matrix. The
-// events are encoded with AppendEventLine: their raw members each hold one
-// JSON value, as every decoder of this package gives.
+// verdict about another run, an unknown rule or an unknown status, and an
+// event it cannot encode; nothing is recorded then. It returns the trace's
+// column of the matrix. The events are encoded with AppendEventLine (their
+// raw members each hold one JSON value, as every decoder of this package
+// gives), a stretch at a time on all cores, and hashed as they come: the
+// encoding of the whole trace is never held.
 func (f *SummaryFold) Add(t TraceManifestEntry, events []Event, stream []VerdictEvent, results []string) ([]VerdictStatus, error) {
-	var buf []byte
-	for i := range events {
-		var err error
-		if buf, err = AppendEventLine(buf, &events[i]); err != nil {
-			return nil, fmt.Errorf("trace %s: event %d: %w", t.ID, i+1, err)
-		}
-	}
 	t.Events, t.Outcome = len(events), RunOutcome(events)
-	return f.AddEncoded(t, bytes.NewReader(buf), stream, results)
+	return f.add(t, stream, results, func(w io.Writer) error {
+		if err := writeEventLines(w, events); err != nil {
+			return fmt.Errorf("trace %s: %w", t.ID, err)
+		}
+		return nil
+	})
 }
 
 // EncodeEventLine is an event as the content hash takes it: its JSON and
@@ -124,8 +134,20 @@ func EncodeEventLine(ev *Event) ([]byte, error) {
 // AddEncoded is Add for a trace whose events are not held: t.Events and
 // t.Outcome are given, and events yields the EncodeEventLine lines of
 // the trace's events. It refuses what Add refuses, before reading events;
-// an error reading events leaves the fold unusable.
+// after an error reading events nothing is recorded either.
 func (f *SummaryFold) AddEncoded(t TraceManifestEntry, events io.Reader, stream []VerdictEvent, results []string) ([]VerdictStatus, error) {
+	return f.add(t, stream, results, func(w io.Writer) error {
+		if _, err := io.Copy(w, events); err != nil {
+			return fmt.Errorf("trace %s: reading its events: %w", t.ID, err)
+		}
+		return nil
+	})
+}
+
+// add is Add and AddEncoded: writeEvents writes the trace's event lines
+// to the content hash. When it fails, the hash is put back as it was
+// before the trace's id was written, and nothing is recorded.
+func (f *SummaryFold) add(t TraceManifestEntry, stream []VerdictEvent, results []string, writeEvents func(io.Writer) error) ([]VerdictStatus, error) {
 	if t.ID == "" || f.ids[t.ID] {
 		return nil, fmt.Errorf("trace id %q is empty or already taken", t.ID)
 	}
@@ -135,11 +157,18 @@ func (f *SummaryFold) AddEncoded(t TraceManifestEntry, events io.Reader, stream 
 	if err := f.CheckStream(t.ID, t.RunID, stream); err != nil {
 		return nil, err
 	}
+	saved, err := f.sha.MarshalBinary()
+	if err != nil {
+		return nil, fmt.Errorf("content hash: %w", err)
+	}
 	name, _ := json.Marshal(t.ID)
 	f.hash.Write(name)
 	f.hash.Write([]byte("\n"))
-	if _, err := io.Copy(f.hash, events); err != nil {
-		return nil, fmt.Errorf("trace %s: reading its events: %w", t.ID, err)
+	if err := writeEvents(f.hash); err != nil {
+		if rerr := f.sha.UnmarshalBinary(saved); rerr != nil {
+			return nil, fmt.Errorf("%w (and the content hash could not be restored: %v)", err, rerr)
+		}
+		return nil, err
 	}
 	f.ids[t.ID] = true
 	f.traces = append(f.traces, t)
