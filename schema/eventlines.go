@@ -7,9 +7,9 @@ import (
 	"sync"
 )
 
-// eventStretch is how many events writeEventLines encodes at a time: a
-// stretch's lines are about 250 KB for the events of a typical trace,
-// about the size of the content hash's writes.
+// eventStretch is how many events writeEventLines encodes at a time: for
+// the generated traces (about 240 bytes per event line) a stretch is near
+// the 256 KiB the content hash takes at a time.
 const eventStretch = 1024
 
 // encodedStretch is one stretch of events' lines, or the error of the

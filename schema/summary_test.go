@@ -2,6 +2,7 @@ package schema
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"runtime"
 	"strings"
@@ -126,5 +127,45 @@ func TestSummaryFoldUnencodableEventRecordsNothing(t *testing.T) {
 	}
 	if with, without := hashOf(true), hashOf(false); with != without {
 		t.Errorf("content hash %s after a refused trace, %s without it: the refused trace's bytes stayed in the hash", with, without)
+	}
+}
+
+// failingReader yields n bytes of lines, then fails.
+type failingReader struct{ n int }
+
+func (r *failingReader) Read(p []byte) (int, error) {
+	if r.n == 0 {
+		return 0, errors.New("disk gone")
+	}
+	k := min(len(p), r.n)
+	for i := range p[:k] {
+		p[i] = '\n'
+	}
+	r.n -= k
+	return k, nil
+}
+
+func TestSummaryFoldEncodedReadErrorRecordsNothing(t *testing.T) {
+	hashOf := func(withBad bool) string {
+		f, err := NewSummaryFold(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if withBad {
+			_, err := f.AddEncoded(TraceManifestEntry{ID: "t1", RunID: "r1", Events: 3}, &failingReader{n: 100000}, nil, nil)
+			if err == nil || !strings.Contains(err.Error(), "trace t1: reading its events: disk gone") {
+				t.Fatalf("a failing reader: %v", err)
+			}
+		}
+		if _, err := f.AddEncoded(TraceManifestEntry{ID: "t2", RunID: "r1", Events: 1}, strings.NewReader("{}\n"), nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(f.Summary().Traces); n != 1 {
+			t.Fatalf("%d traces: the refused trace was recorded", n)
+		}
+		return f.Summary().ContentHash
+	}
+	if with, without := hashOf(true), hashOf(false); with != without {
+		t.Errorf("content hash %s after a failed read, %s without it", with, without)
 	}
 }
