@@ -44,15 +44,18 @@ func DecodeReference(name string, data []byte) ([]Event, error) {
 // or left out (an evidence entry that is not an object, …). Each names the
 // value and says how it was read; the trace is converted all the same.
 func DecodeReferenceWarn(name string, data []byte) ([]Event, DecodeErrors, error) {
-	if events, ok := decodeReferenceFast(data); ok {
+	if events, ok := DecodeReferenceFast(data); ok {
 		return events, nil, nil
 	}
-	return decodeReferenceSlow(name, data)
+	return DecodeReferenceGeneral(name, data)
 }
 
-// decodeReferenceSlow is DecodeReferenceWarn through refDecoder.decode,
-// which finds and places every problem and warning.
-func decodeReferenceSlow(name string, data []byte) ([]Event, DecodeErrors, error) {
+// DecodeReferenceGeneral is DecodeReferenceWarn through the general
+// reader alone, which finds and places every problem and warning. It is
+// what DecodeReferenceWarn falls back on when DecodeReferenceFast gives up;
+// a caller that runs the two itself (to treat the fast one's allocations
+// differently, say) calls it then.
+func DecodeReferenceGeneral(name string, data []byte) ([]Event, DecodeErrors, error) {
 	d := refDecoder{data: data}
 	events := d.decode()
 	if len(d.problems) > 0 {
@@ -74,22 +77,26 @@ type warning struct {
 	read string // e.g. "read as ProcessCompleted"
 }
 
-// refEvent is an event under construction and where in the trace it
-// came from, for errors: the top-level member list and the index in it
-// (-1 for the member itself), e.g. "actions" and 3; list is "" for
-// run.start.
-type refEvent struct {
-	Event
+// refOrigin is where in the trace an event came from, for errors: the
+// top-level member list and the index in it (-1 for the member itself),
+// e.g. "actions" and 3; list is "" for run.start.
+type refOrigin struct {
 	list  string
 	index int
 }
 
-// origin is the path of what e came from, e.g. "actions[3]".
-func (e *refEvent) origin() string {
-	if e.index < 0 {
-		return e.list
+// refEvent is an event under construction and its origin.
+type refEvent struct {
+	Event
+	refOrigin
+}
+
+// String is the path of what the event came from, e.g. "actions[3]".
+func (o refOrigin) String() string {
+	if o.index < 0 {
+		return o.list
 	}
-	return e.list + "[" + strconv.Itoa(e.index) + "]"
+	return o.list + "[" + strconv.Itoa(o.index) + "]"
 }
 
 // fail records a problem with the value at fe.Field.
@@ -184,11 +191,11 @@ func (d *refDecoder) decode() []Event {
 		path := fmt.Sprintf("residuals[%d]", i)
 		if obj, ok := d.lenientObject(raw, path); ok {
 			r := &Artifact{ID: residualID(obj, i), Type: "Residual", Payload: raw}
-			tail = append(tail, refEvent{Event{Type: TypeResidual, Residual: r}, "residuals", i})
+			tail = append(tail, refEvent{Event{Type: TypeResidual, Residual: r}, refOrigin{"residuals", i}})
 		}
 	}
 	for i, raw := range d.list(top, "telemetry", false) {
-		tail = append(tail, refEvent{Event{Type: TypeTelemetry, Telemetry: raw}, "telemetry", i})
+		tail = append(tail, refEvent{Event{Type: TypeTelemetry, Telemetry: raw}, refOrigin{"telemetry", i}})
 	}
 	tail = append(tail, d.end(top["outcome"]))
 	if len(d.problems) > 0 {
@@ -200,26 +207,28 @@ func (d *refDecoder) decode() []Event {
 // assemble puts the events in order, numbers and stamps them, and
 // validates them, recording problems.
 func (d *refDecoder) assemble(start *RunStart, actions []*refAction, artifacts []*refArtifact, tail []refEvent) []Event {
-	events := make([]refEvent, 0, 1+len(actions)+len(artifacts)+len(tail))
-	events = append(events, refEvent{Event: Event{Type: TypeRunStart, Start: start}})
-	events = order(events, actions, artifacts)
-	events = append(events, tail...)
-	out := make([]Event, len(events))
-	stamps := timestamps(events)
+	n := 1 + len(actions) + len(artifacts) + len(tail)
+	out, from := make([]Event, 0, n), make([]refOrigin, 0, n)
+	out, from = append(out, Event{Type: TypeRunStart, Start: start}), append(from, refOrigin{})
+	out, from = order(out, from, actions, artifacts)
+	for _, e := range tail {
+		out, from = append(out, e.Event), append(from, e.refOrigin)
+	}
+	stamp(out)
 	badRunID := false
-	for i, e := range events {
-		e.V, e.RunID, e.Seq, e.TS = EnvelopeVersion, start.TraceID, uint64(i+1), stamps[i]
+	for i := range out {
+		e := &out[i]
+		e.V, e.RunID, e.Seq = EnvelopeVersion, start.TraceID, uint64(i+1)
 		if err := e.Validate(); err != nil {
 			var fe *FieldError
 			errors.As(err, &fe)
-			fe.Field = refPath(e.origin(), fe.Field)
+			fe.Field = refPath(from[i].String(), fe.Field)
 			if fe.Field == "trace_id" && badRunID {
 				continue // every event has it: once is enough
 			}
 			badRunID = badRunID || fe.Field == "trace_id"
 			d.fail(fe)
 		}
-		out[i] = e.Event
 	}
 	return out
 }
@@ -267,7 +276,7 @@ func (d *refDecoder) start(top map[string]json.RawMessage) *RunStart {
 // type; one whose type is missing or unknown, or that is not an object,
 // ends the run as completed too, with a warning.
 func (d *refDecoder) end(raw json.RawMessage) refEvent {
-	finish := refEvent{Event{Type: TypeRunFinish, End: &RunEnd{Outcome: raw}}, "outcome", -1}
+	finish := refEvent{Event{Type: TypeRunFinish, End: &RunEnd{Outcome: raw}}, refOrigin{"outcome", -1}}
 	if raw == nil || isNull(raw) {
 		finish.End = &RunEnd{Implied: true}
 		return finish
@@ -275,7 +284,7 @@ func (d *refDecoder) end(raw json.RawMessage) refEvent {
 	var name string
 	if json.Unmarshal(raw, &name) == nil {
 		if t, known := outcomeTypes[name]; known {
-			return refEvent{Event{Type: t, End: &RunEnd{Outcome: raw}}, "outcome", -1}
+			return refEvent{Event{Type: t, End: &RunEnd{Outcome: raw}}, refOrigin{"outcome", -1}}
 		}
 		d.warn(&FieldError{Field: "outcome", Err: ErrInvalidValue, Expected: "an object with a type: " + outcomeList, Got: describeRaw(raw)}, "the run ends as completed")
 		return finish
@@ -419,80 +428,106 @@ func withMember(m map[string]json.RawMessage, key string, raw json.RawMessage) m
 	return m
 }
 
-// order appends to events the actions and artifacts interleaved: each
-// action followed by the artifacts it produced, in file order; an artifact
-// with no producer in the trace just before the first action that takes it
-// as input (by id or name), or first of all when no action does.
-func order(events []refEvent, actions []*refAction, artifacts []*refArtifact) []refEvent {
-	pos := make(map[int64]int, len(actions))       // action id → position
-	firstUse := make(map[string]int, len(actions)) // input → first position
+// order appends to events (and their origins to from) the actions and
+// artifacts interleaved: each action followed by the artifacts it
+// produced, in file order; an artifact with no producer in the trace just
+// before the first action that takes it as input (by id or name), or first
+// of all when no action does. actions are sorted by id.
+func order(events []Event, from []refOrigin, actions []*refAction, artifacts []*refArtifact) ([]Event, []refOrigin) {
+	// Each artifact gets a slot: 0 before everything, 2i+1 just before
+	// action i, 2i+2 just after it; a stable sort by slot keeps file order
+	// within one.
+	type placed struct {
+		slot int
+		art  *refArtifact
+	}
+	arts := make([]placed, len(artifacts))
+	var firstUse map[string]int // input → first position, made when needed
+	for j, art := range artifacts {
+		if i, ok := producerPos(actions, art.ProducerActionID); ok {
+			arts[j] = placed{2*i + 2, art}
+			continue
+		}
+		if firstUse == nil {
+			firstUse = inputsFirstUse(actions)
+		}
+		slot := 0
+		for _, key := range []string{art.ID, art.Name} {
+			if i, ok := firstUse[key]; ok && key != "" && (slot == 0 || 2*i+1 < slot) {
+				slot = 2*i + 1
+			}
+		}
+		arts[j] = placed{slot, art}
+	}
+	slices.SortStableFunc(arts, func(a, b placed) int { return cmp.Compare(a.slot, b.slot) })
+	k := 0
+	emit := func(upTo int) {
+		for ; k < len(arts) && arts[k].slot <= upTo; k++ {
+			events = append(events, Event{Type: TypeArtifact, Artifact: &arts[k].art.Artifact})
+			from = append(from, refOrigin{"artifacts", arts[k].art.index})
+		}
+	}
+	emit(0)
 	for i, a := range actions {
-		pos[a.ID] = i
+		emit(2*i + 1)
+		events = append(events, Event{Type: TypeAction, Action: &a.Action})
+		from = append(from, refOrigin{"actions", a.index})
+		emit(2*i + 2)
+	}
+	return events, from
+}
+
+// producerPos returns the position of the action whose id is *id, in
+// actions sorted by id (a trace whose ids repeat is refused).
+func producerPos(actions []*refAction, id *int64) (int, bool) {
+	if id == nil {
+		return 0, false
+	}
+	return slices.BinarySearchFunc(actions, *id, func(a *refAction, id int64) int { return cmp.Compare(a.ID, id) })
+}
+
+// inputsFirstUse maps each input of the actions to the position of the
+// first action that takes it.
+func inputsFirstUse(actions []*refAction) map[string]int {
+	firstUse := make(map[string]int)
+	for i, a := range actions {
 		for _, in := range a.Inputs {
 			if _, ok := firstUse[in]; !ok {
 				firstUse[in] = i
 			}
 		}
 	}
-	before := make([][]*refArtifact, len(actions)+1) // before[len(actions)]: first of all
-	after := make([][]*refArtifact, len(actions))
-	for _, art := range artifacts {
-		if p := art.ProducerActionID; p != nil {
-			if i, ok := pos[*p]; ok {
-				after[i] = append(after[i], art)
-				continue
-			}
-		}
-		use := len(actions)
-		for _, key := range []string{art.ID, art.Name} {
-			if i, ok := firstUse[key]; ok && key != "" && i < use {
-				use = i
-			}
-		}
-		before[use] = append(before[use], art)
-	}
-	emit := func(arts []*refArtifact) {
-		for _, art := range arts {
-			events = append(events, refEvent{Event{Type: TypeArtifact, Artifact: &art.Artifact}, "artifacts", art.index})
-		}
-	}
-	emit(before[len(actions)])
-	for i, a := range actions {
-		emit(before[i])
-		events = append(events, refEvent{Event{Type: TypeAction, Action: &a.Action}, "actions", a.index})
-		emit(after[i])
-	}
-	return events
+	return firstUse
 }
 
-// timestamps gives each event its ts: the action's timestamp or the
-// artifact's created_at when it parses as RFC 3339, else the ts of the event
-// before it. Events before the first such timestamp take that timestamp;
-// with none at all, every event gets the Unix epoch.
-func timestamps(events []refEvent) []time.Time {
-	own := make([]time.Time, len(events))
-	prev := time.Time{}
-	for i, e := range events {
+// stamp sets each event's ts: its action's timestamp or its artifact's
+// created_at when that parses as RFC 3339, else the previous event's ts;
+// events before the first such time take it, and without one every event
+// is stamped with the Unix epoch.
+func stamp(events []Event) {
+	first := time.Time{}
+	for i := range events {
+		e := &events[i]
 		switch {
 		case e.Action != nil:
-			own[i] = parseTime(e.Action.Timestamp)
+			e.TS = parseTime(e.Action.Timestamp)
 		case e.Artifact != nil:
-			own[i] = parseTime(e.Artifact.CreatedAt)
+			e.TS = parseTime(e.Artifact.CreatedAt)
 		}
-		if prev.IsZero() {
-			prev = own[i]
+		if first.IsZero() {
+			first = e.TS
 		}
 	}
-	if prev.IsZero() {
-		prev = time.Unix(0, 0).UTC()
+	if first.IsZero() {
+		first = time.Unix(0, 0).UTC()
 	}
-	for i := range own {
-		if own[i].IsZero() {
-			own[i] = prev
+	prev := first
+	for i := range events {
+		if events[i].TS.IsZero() {
+			events[i].TS = prev
 		}
-		prev = own[i]
+		prev = events[i].TS
 	}
-	return own
 }
 
 // parseTime parses an RFC 3339 timestamp, returning the zero time when s is

@@ -60,7 +60,7 @@ func TestDecodeReferenceGeneratedFastMatchesSlow(t *testing.T) {
 		traces = append(traces, data)
 	}
 	for i, data := range traces {
-		slow, warnings, err := schema.DecodeReferenceSlow("f.json", data)
+		slow, warnings, err := schema.DecodeReferenceGeneral("f.json", data)
 		if err != nil || warnings != nil {
 			t.Fatalf("trace %d: %v %v", i, err, warnings)
 		}

@@ -29,9 +29,11 @@ const (
 	maxSharedCount = 4096
 )
 
-// decodeReferenceFast converts data with refFast; ok is false when it
-// gives up.
-func decodeReferenceFast(data []byte) (events []Event, ok bool) {
+// DecodeReferenceFast converts the reference trace data with the reader
+// written for clean traces; ok is false when it gives up, on anything the
+// general reader (DecodeReferenceGeneral) would report or read with a
+// warning. When ok, the events are those DecodeReferenceWarn returns.
+func DecodeReferenceFast(data []byte) (events []Event, ok bool) {
 	f := refFast{s: refScan{data: data}, strs: make(map[string]string)}
 	start, actions, artifacts, tail := f.trace()
 	if f.s.bad {
@@ -48,10 +50,14 @@ func (f *refFast) str(start, end int, plain bool) string {
 	if f.s.bad {
 		return ""
 	}
-	b := f.s.data[start+1 : end-1]
 	if !plain {
 		return stringValue(f.s.data[start:end], false)
 	}
+	return f.shared(f.s.data[start+1 : end-1])
+}
+
+// shared returns string(b), made once for a short string that repeats.
+func (f *refFast) shared(b []byte) string {
 	if len(b) > maxShared {
 		return string(b)
 	}
@@ -82,13 +88,13 @@ func (f *refFast) raw(start, end int) json.RawMessage {
 func (f *refFast) value() json.RawMessage { return f.raw(f.s.value()) }
 
 // key reads a member's key; it gives up on a key whose text is not its
-// value.
+// value. Keys repeat from object to object, so each is made once.
 func (f *refFast) key() string {
 	k, plain := f.s.key()
 	if !plain {
 		f.s.bad = true
 	}
-	return string(k) // not kept unless it goes into an Extra
+	return f.shared(k)
 }
 
 // extra reads the value of member key into *m; it gives up when *m has
@@ -322,7 +328,7 @@ func (f *refFast) streamList(key string) []refEvent {
 	for more := f.s.open(']'); more && !f.s.bad; more = f.s.next(']') {
 		i := len(out)
 		if key == "telemetry" {
-			out = append(out, refEvent{Event{Type: TypeTelemetry, Telemetry: f.value()}, key, i})
+			out = append(out, refEvent{Event{Type: TypeTelemetry, Telemetry: f.value()}, refOrigin{key, i}})
 			continue
 		}
 		if f.s.peek() != '{' {
@@ -333,7 +339,7 @@ func (f *refFast) streamList(key string) []refEvent {
 		if id == "" {
 			id = "residual-" + strconv.Itoa(i+1)
 		}
-		out = append(out, refEvent{Event{Type: TypeResidual, Residual: &Artifact{ID: id, Type: "Residual", Payload: raw}}, key, i})
+		out = append(out, refEvent{Event{Type: TypeResidual, Residual: &Artifact{ID: id, Type: "Residual", Payload: raw}}, refOrigin{key, i}})
 	}
 	return out
 }
@@ -367,12 +373,12 @@ func (f *refFast) residual() (id string, raw json.RawMessage) {
 // end builds the terminal event as refDecoder.end does, giving up where
 // that warns.
 func (f *refFast) end(raw json.RawMessage) refEvent {
-	finish := refEvent{Event{Type: TypeRunFinish, End: &RunEnd{Outcome: raw}}, "outcome", -1}
+	finish := refEvent{Event{Type: TypeRunFinish, End: &RunEnd{Outcome: raw}}, refOrigin{"outcome", -1}}
 	if raw == nil || isNull(raw) {
 		finish.End = &RunEnd{Implied: true}
 		return finish
 	}
-	sub := refFast{s: refScan{data: raw}}
+	sub := refFast{s: refScan{data: raw}, strs: f.strs}
 	switch raw[0] {
 	case '"':
 		start, end, plain := sub.s.str()

@@ -17,13 +17,13 @@ import (
 // accepted.
 func compareReferencePaths(t *testing.T, data []byte) bool {
 	t.Helper()
-	slow, slowWarn, slowErr := decodeReferenceSlow("f.json", data)
+	slow, slowWarn, slowErr := DecodeReferenceGeneral("f.json", data)
 	got, gotWarn, gotErr := DecodeReferenceWarn("f.json", data)
 	if !reflect.DeepEqual(got, slow) || errText(gotErr) != errText(slowErr) || errText(gotWarn) != errText(slowWarn) {
 		t.Fatalf("DecodeReferenceWarn differs from the general conversion on %q:\nevents %#v\nwant   %#v\nwarnings %v\nwant     %v\nerror %v\nwant  %v",
 			data, got, slow, gotWarn, slowWarn, gotErr, slowErr)
 	}
-	fast, ok := decodeReferenceFast(data)
+	fast, ok := DecodeReferenceFast(data)
 	if !ok {
 		return false
 	}
@@ -71,7 +71,7 @@ func TestDecodeReferenceFastMatchesSlow(t *testing.T) {
 		}
 		if compareReferencePaths(t, data) {
 			fast++
-		} else if _, w, err := decodeReferenceSlow(p, data); err == nil && w == nil {
+		} else if _, w, err := DecodeReferenceGeneral(p, data); err == nil && w == nil {
 			t.Errorf("%s: the fast conversion gives up on a clean trace", p)
 		}
 	}

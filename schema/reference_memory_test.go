@@ -34,7 +34,7 @@ func retained(t *testing.T, decode func([]byte) ([]schema.Event, bool), src []by
 func TestDecodeReferenceMemory(t *testing.T) {
 	fast := func(data []byte) ([]schema.Event, bool) { return schema.DecodeReferenceFast(data) }
 	slow := func(data []byte) ([]schema.Event, bool) {
-		events, _, err := schema.DecodeReferenceSlow("f.json", data)
+		events, _, err := schema.DecodeReferenceGeneral("f.json", data)
 		return events, err == nil
 	}
 	perAction := map[string][]float64{}

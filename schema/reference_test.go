@@ -72,6 +72,31 @@ func TestDecodeReferenceOrder(t *testing.T) {
 	}
 }
 
+// An event without a time of its own takes the previous event's; those
+// before the first time take it; run.start and the closing event take
+// their neighbours'.
+func TestDecodeReferenceStampsEvents(t *testing.T) {
+	trace := `{"trace_id": "t", "actions": [
+		{"id": 1, "type": "A"},
+		{"id": 2, "type": "A", "timestamp": "2026-01-01T00:00:01Z"},
+		{"id": 3, "type": "A", "timestamp": "not a time"},
+		{"id": 4, "type": "A", "timestamp": "2026-01-01T00:00:04Z"},
+		{"id": 5, "type": "A"}],
+	"artifacts": [{"artifact_id": "x", "artifact_type": "T", "producer_action_id": 5, "created_at": "2026-01-01T00:00:06Z"}]}`
+	events, err := DecodeReference("t.json", []byte(trace))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range events {
+		got = append(got, e.TS.Format("05"))
+	}
+	// run.start, actions 1–5, artifact x, run.finish
+	if want := "01 01 01 01 04 04 06 06"; strings.Join(got, " ") != want {
+		t.Errorf("seconds of each event's ts: %s, want %s", strings.Join(got, " "), want)
+	}
+}
+
 func TestDecodeReferenceNormalises(t *testing.T) {
 	fixtures := referenceFixtures(t)
 	decode := func(name string) []Event {

@@ -3,6 +3,7 @@ package tracefile
 import (
 	"bytes"
 
+	"github.com/ponens/ponens/internal/gcpause"
 	"github.com/ponens/ponens/internal/readlimit"
 	"github.com/ponens/ponens/schema"
 )
@@ -56,6 +57,14 @@ type File struct {
 
 // ReadFile is ReadLimited that also reports the file's form and the
 // warnings of a reference trace.
+//
+// A clean reference trace is decoded with the garbage collector held off
+// (gcpause): the decoded events are nearly all that decoding allocates
+// (38 of 41 MB for a 50,000-action trace) and they all stay, so collecting
+// while it runs frees little and slows it. The hold lasts the decode of a
+// trace within trace.max_reference_bytes; the general reader, for a trace
+// with problems or warnings, makes garbage and runs with the collector, as
+// does the decoding of an event stream.
 func ReadFile(path string, l Limits) (File, error) {
 	data, err := readlimit.ReadFile(path, l.MaxFileBytes, "trace.max_file_bytes")
 	if err != nil {
@@ -68,6 +77,12 @@ func ReadFile(path string, l Limits) (File, error) {
 	if l.MaxReferenceBytes > 0 && int64(len(data)) > l.MaxReferenceBytes {
 		return File{}, &readlimit.TooLargeError{Path: path, Size: int64(len(data)), Limit: l.MaxReferenceBytes, Key: "trace.max_reference_bytes"}
 	}
-	events, warnings, err := schema.DecodeReferenceWarn(path, data)
+	release := gcpause.Hold()
+	events, ok := schema.DecodeReferenceFast(data)
+	release()
+	if ok {
+		return File{Runs: schema.SplitRuns(events), Reference: true}, nil
+	}
+	events, warnings, err := schema.DecodeReferenceGeneral(path, data)
 	return File{Runs: schema.SplitRuns(events), Warnings: warnings, Reference: true}, err
 }
