@@ -59,12 +59,13 @@ type File struct {
 // warnings of a reference trace.
 //
 // A clean reference trace is decoded with the garbage collector held off
-// (gcpause): the decoded events are nearly all that decoding allocates
-// (38 of 41 MB for a 50,000-action trace) and they all stay, so collecting
-// while it runs frees little and slows it. The hold lasts the decode of a
-// trace within trace.max_reference_bytes; the general reader, for a trace
-// with problems or warnings, makes garbage and runs with the collector, as
-// does the decoding of an event stream.
+// (gcpause): the decoded events are nearly all that decoding allocates and
+// they all stay, so collecting while it runs frees little and slows it.
+// The hold is the process's: while it lasts, whatever else runs (another
+// file read at the same time, say) runs without collection too. It covers
+// the fast reader's attempt, which on a trace with problems or warnings
+// gives up, possibly near the end; the general reader then runs with the
+// collector.
 func ReadFile(path string, l Limits) (File, error) {
 	data, err := readlimit.ReadFile(path, l.MaxFileBytes, "trace.max_file_bytes")
 	if err != nil {
@@ -77,12 +78,15 @@ func ReadFile(path string, l Limits) (File, error) {
 	if l.MaxReferenceBytes > 0 && int64(len(data)) > l.MaxReferenceBytes {
 		return File{}, &readlimit.TooLargeError{Path: path, Size: int64(len(data)), Limit: l.MaxReferenceBytes, Key: "trace.max_reference_bytes"}
 	}
-	release := gcpause.Hold()
-	events, ok := schema.DecodeReferenceFast(data)
-	release()
-	if ok {
+	if events, ok := decodeHeld(data); ok {
 		return File{Runs: schema.SplitRuns(events), Reference: true}, nil
 	}
 	events, warnings, err := schema.DecodeReferenceGeneral(path, data)
 	return File{Runs: schema.SplitRuns(events), Warnings: warnings, Reference: true}, err
+}
+
+// decodeHeld is schema.DecodeReferenceFast with the collector held off.
+func decodeHeld(data []byte) ([]schema.Event, bool) {
+	defer gcpause.Hold()()
+	return schema.DecodeReferenceFast(data)
 }

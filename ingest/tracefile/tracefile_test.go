@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"testing"
 
 	"github.com/ponens/ponens/schema"
@@ -53,5 +54,30 @@ func TestReadFile(t *testing.T) {
 	}
 	if _, err := ReadFile("missing.json", Limits{}); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("missing file: %v", err)
+	}
+}
+
+// ReadFile holds the collector off while it decodes a reference trace
+// and leaves its setting as it found it, whether the fast reader took the
+// trace, gave it up to the general reader (warnings) or it was refused.
+func TestReadFileRestoresTheCollector(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(130))
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	if err := os.WriteFile(bad, []byte(`{"trace_id": "t", "actions": [{"id": 1}, {"id": 1}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{
+		"../../schema/testdata/reference/deploy_aborted.json", // clean
+		"../../testdata/corpus/traces/refund_violating.json",  // read with warnings
+		bad, // refused: a repeated id
+	} {
+		f, err := ReadFile(p, Limits{})
+		if !f.Reference && err == nil {
+			t.Fatalf("%s: not read as a reference trace", p)
+		}
+		p2 := debug.SetGCPercent(130)
+		if p2 != 130 {
+			t.Errorf("%s: GC percent after ReadFile: %d, want the 130 set before", p, p2)
+		}
 	}
 }
