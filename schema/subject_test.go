@@ -3,6 +3,7 @@ package schema
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -18,6 +19,11 @@ func TestRunToken(t *testing.T) {
 		{"*", "~Kg"},
 		{">", "~Pg"},
 		{"é", "~w6k"},
+		{"", "~"},
+		{"0", "0"},
+		{"zZ09-_", "zZ09-_"},
+		{"a/b", "~YS9i"},
+		{"a\x00", "~YQA"},
 	} {
 		tok := RunToken(tc.runID)
 		if tok != tc.token {
@@ -31,6 +37,28 @@ func TestRunToken(t *testing.T) {
 	if _, err := ParseRunToken("a.b"); err == nil {
 		t.Error("ParseRunToken accepted a token with a dot")
 	}
+}
+
+// FuzzRunToken checks RunToken against a regular expression written
+// apart from it (the plain form is the runId itself exactly when it matches)
+// and that ParseRunToken gives every runId back.
+func FuzzRunToken(f *testing.F) {
+	for _, s := range []string{"run-a", "a.b", "", "~x", "é", "A_9-z"} {
+		f.Add(s)
+	}
+	plain := regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+	f.Fuzz(func(t *testing.T, runID string) {
+		tok := RunToken(runID)
+		if want := plain.MatchString(runID); (tok == runID) != want {
+			t.Fatalf("RunToken(%q) = %q; plain by the expression: %v", runID, tok, want)
+		}
+		if back, err := ParseRunToken(tok); err != nil || back != runID {
+			t.Fatalf("ParseRunToken(%q) = %q, %v; want %q", tok, back, err, runID)
+		}
+		if strings.ContainsAny(tok, ".*> \t\r\n") {
+			t.Fatalf("RunToken(%q) = %q is not one subject token", runID, tok)
+		}
+	})
 }
 
 func TestSubjects(t *testing.T) {

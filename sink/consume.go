@@ -285,8 +285,6 @@ func deadLetterOf(m jetstream.Msg) *schema.DeadLetter {
 	return d
 }
 
-// ruleHistory is the JSON of a rule's entry in the rule manifest, as the
-// workers write it (monitor/worker.RuleHistory).
 // RuleHistory is a rule's entry in the fleet's rule manifest, as the sink
 // stores it: every meaning the rule has had, oldest first.
 type RuleHistory struct {
