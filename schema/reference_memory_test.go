@@ -24,8 +24,7 @@ func retained(t *testing.T, decode func([]byte) ([]schema.Event, bool), src []by
 	runtime.GC()
 	runtime.ReadMemStats(&ms)
 	with := ms.HeapAlloc
-	runtime.KeepAlive(events)
-	events = nil
+	runtime.KeepAlive(events) // alive up to here, garbage from here on
 	runtime.GC()
 	runtime.ReadMemStats(&ms)
 	return with - min(with, ms.HeapAlloc)
