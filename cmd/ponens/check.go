@@ -141,10 +141,11 @@ parse or cannot be monitored, or a trace that cannot be read.`,
 // against its own policies when given is nil, and with storeDir the
 // events and verdicts also go into the store.
 func checkWhole(given *monitor.Engine, args []string, cfg *config.Config, outDir, verdictsDir, storeDir string, notes io.Writer) (*checkResult, error) {
-	runs, err := readTraces(args, cfg.Trace, notes)
+	runs, release, err := readTraces(args, cfg.Trace, notes)
 	if err != nil {
 		return nil, exitWith(exitBadInput, "%v", err)
 	}
+	defer release()
 	if err := everyFileHasRuns(args, runs); err != nil {
 		return nil, err
 	}

@@ -26,16 +26,25 @@ import (
 // A file that is not read as a stream (a reference trace) is read whole,
 // as readTraces does. Errors come in readTraces' order: the first
 // unreadable file, then a file without events, then the first run the
-// monitor refuses. The caller calls done when the results are written.
+// monitor refuses. The caller calls done when the results are written: it
+// closes the spill files and ends the holds on the collector that reading
+// reference traces left (tracefile.File.Release).
 //
 // Files are read by a goroutine per engine of the rules (engines, built
 // alike: an Engine serves one goroutine) at once; what comes out (runs,
 // notes, errors) is in the order of paths, as one goroutine gives.
 func streamChecks(paths []string, limits config.TraceConfig, engines []*monitor.Engine, notes io.Writer, prog *progress) (out []checkedRun, done func(), err error) {
 	pool := &spillPool{}
+	var releases []func()
+	finish := func() {
+		pool.close()
+		for _, release := range releases {
+			release()
+		}
+	}
 	defer func() {
 		if err != nil {
-			pool.close()
+			finish()
 		}
 	}()
 	lim := tracefile.Limits{MaxLine: limits.MaxEventBytes, MaxFileBytes: limits.MaxFileBytes, MaxReferenceBytes: limits.MaxReferenceBytes}
@@ -49,7 +58,7 @@ func streamChecks(paths []string, limits config.TraceConfig, engines []*monitor.
 		if fc.err != nil {
 			fc.err = exitWith(exitBadInput, "%v", fc.err)
 		} else if !streamed {
-			fc.runs, fc.err = wholeFile(p, lim, engs[0], &fc.notes)
+			fc.runs, fc.release, fc.err = wholeFile(p, lim, engs[0], &fc.notes)
 		}
 		tick.Lock()
 		prog.tick()
@@ -57,6 +66,11 @@ func streamChecks(paths []string, limits config.TraceConfig, engines []*monitor.
 		return fc
 	})
 	prog.clear()
+	for _, fc := range files {
+		if fc.release != nil {
+			releases = append(releases, fc.release)
+		}
+	}
 	var noRuns, refused error
 	for i, fc := range files {
 		if fc.err != nil {
@@ -82,7 +96,7 @@ func streamChecks(paths []string, limits config.TraceConfig, engines []*monitor.
 	if err := pool.flush(); err != nil {
 		return nil, nil, fmt.Errorf("ponens check: spill file: %w", err)
 	}
-	return out, pool.close, nil
+	return out, finish, nil
 }
 
 // engineGroups splits the engines among the goroutines that read files at
@@ -98,9 +112,10 @@ func engineGroups(engines []*monitor.Engine, files int) [][]*monitor.Engine {
 
 // fileChecked is what reading one file gave.
 type fileChecked struct {
-	runs  []*liveRun
-	notes bytes.Buffer // warnings, written out in file order
-	err   error
+	runs    []*liveRun
+	notes   bytes.Buffer // warnings, written out in file order
+	release func()       // the file's hold on the collector (tracefile.File.Release)
+	err     error
 }
 
 // checkFiles calls check on every path, on up to workers goroutines (w is
@@ -413,11 +428,12 @@ func (r *liveRun) feed(ev *schema.Event, enc []byte, spill *spills, buf *scratch
 }
 
 // wholeFile reads the trace file at p whole (readTraces) and monitors its
-// runs.
-func wholeFile(p string, lim tracefile.Limits, eng *monitor.Engine, notes io.Writer) ([]*liveRun, error) {
+// runs. release ends the hold on the collector that reading the file may
+// leave (tracefile.File.Release), once the outputs are written.
+func wholeFile(p string, lim tracefile.Limits, eng *monitor.Engine, notes io.Writer) (runs []*liveRun, release func(), err error) {
 	f, err := tracefile.ReadFile(p, lim)
 	if err != nil {
-		return nil, exitWith(exitBadInput, "%v", err)
+		return nil, nil, exitWith(exitBadInput, "%v", err)
 	}
 	for _, w := range f.Warnings {
 		fmt.Fprintf(notes, "warning: %v\n", w)
@@ -428,7 +444,7 @@ func wholeFile(p string, lim tracefile.Limits, eng *monitor.Engine, notes io.Wri
 		stream, results, err := monitorRun(eng, nr)
 		out[i] = &liveRun{checkedRun: checkedRun{File: p, RunID: r.ID, Stream: stream, Results: results, Implied: impliedEnd(r), Events: r.Events}, err: err}
 	}
-	return out, nil
+	return out, f.Release, nil
 }
 
 // spill is a temporary file holding the JSON of the events read as a

@@ -140,10 +140,11 @@ func replayHistory(eng *monitor.Engine, history string, limits config.TraceConfi
 	if err != nil {
 		return nil, 0, err
 	}
-	runs, err := readTraces(files, limits, notes)
+	runs, release, err := readTraces(files, limits, notes)
 	if err != nil {
 		return nil, 0, exitWith(exitBadInput, "%v", err)
 	}
+	defer release()
 	if len(runs) != 1 {
 		return nil, 0, exitWith(exitBadInput, "%s: the history must hold exactly one run, it holds %d", history, len(runs))
 	}

@@ -109,10 +109,11 @@ them). Exit 0 if nothing failed, 1 if some rule failed, 2 on bad input.`,
 			if err != nil {
 				return err
 			}
-			runs, err := readTraces(files, cfg.Trace, cmd.ErrOrStderr())
+			runs, release, err := readTraces(files, cfg.Trace, cmd.ErrOrStderr())
 			if err != nil {
 				return exitWith(exitBadInput, "%v", err)
 			}
+			defer release()
 			type row struct {
 				Rule      string  `json:"rule"`
 				Trace     string  `json:"trace"`

@@ -51,10 +51,11 @@ warning).`,
 				if err != nil {
 					return err
 				}
-				runs, err := readTraces(files, cfg.Trace, cmd.ErrOrStderr())
+				runs, release, err := readTraces(files, cfg.Trace, cmd.ErrOrStderr())
 				if err != nil {
 					return exitWith(exitBadInput, "%v", err)
 				}
+				defer release()
 				for _, nr := range runs {
 					vocab.Learn(nr.Run.Events)
 				}

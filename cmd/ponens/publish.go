@@ -63,10 +63,11 @@ sent to the dead letters as conflicting-duplicate, and the exit is 2.`,
 			if len(files) == 0 {
 				return exitWith(exitBadInput, "ponens publish: no trace files")
 			}
-			runs, err := readTraces(files, cfg.Trace, cmd.ErrOrStderr())
+			runs, release, err := readTraces(files, cfg.Trace, cmd.ErrOrStderr())
 			if err != nil {
 				return exitWith(exitBadInput, "%v", err)
 			}
+			defer release()
 			total := 0
 			for _, r := range runs {
 				total += len(r.Run.Events)

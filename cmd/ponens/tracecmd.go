@@ -253,6 +253,7 @@ func loadRecord(cmd *cobra.Command, args []string, n int, cwd string) (*record.R
 		if err != nil {
 			return nil, nil, exitWith(exitBadInput, "%v", err)
 		}
+		tf.Release()
 		reference := tf.Reference
 		for _, r := range tf.Runs {
 			if err := record.CheckVersion(r); err != nil {

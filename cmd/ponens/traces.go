@@ -74,14 +74,23 @@ func isOutput(path string) bool {
 // readTraces reads every trace file; the first unreadable one is an error
 // naming the file, line and field. Values of a reference trace read
 // leniently are warned about on notes, one line each, and the trace is read
-// all the same.
-func readTraces(paths []string, limits config.TraceConfig, notes io.Writer) ([]namedRun, error) {
-	var out []namedRun
+// all the same. release ends the holds on the collector that reading
+// reference traces leaves (tracefile.File.Release); the caller calls it
+// when done with the runs.
+func readTraces(paths []string, limits config.TraceConfig, notes io.Writer) (out []namedRun, release func(), err error) {
+	var releases []func()
+	release = func() {
+		for _, r := range releases {
+			r()
+		}
+	}
 	for _, p := range paths {
 		f, err := tracefile.ReadFile(p, tracefile.Limits{MaxLine: limits.MaxEventBytes, MaxFileBytes: limits.MaxFileBytes, MaxReferenceBytes: limits.MaxReferenceBytes})
 		if err != nil {
-			return nil, err
+			release()
+			return nil, nil, err
 		}
+		releases = append(releases, f.Release)
 		for _, w := range f.Warnings {
 			fmt.Fprintf(notes, "warning: %v\n", w)
 		}
@@ -93,7 +102,7 @@ func readTraces(paths []string, limits config.TraceConfig, notes io.Writer) ([]n
 			out = append(out, namedRun{Name: name, File: p, Run: r, Reference: f.Reference})
 		}
 	}
-	return out, nil
+	return out, release, nil
 }
 
 // impliedEnd reports whether the run ends by the run.finish a reference

@@ -53,40 +53,54 @@ type File struct {
 	Warnings schema.DecodeErrors
 	// Reference is set for a reference trace, clear for an event stream.
 	Reference bool
+
+	release func() // the collector's hold, for a reference trace read fast
+}
+
+// Release ends the hold on the garbage collector that reading a clean
+// reference trace leaves in place (see ReadFile); call it when done with
+// the runs. Release on any File, or more than once, is harmless.
+func (f File) Release() {
+	if f.release != nil {
+		f.release()
+	}
 }
 
 // ReadFile is ReadLimited that also reports the file's form and the
 // warnings of a reference trace.
 //
-// A clean reference trace is decoded with the garbage collector held off
-// (gcpause): the decoded events are nearly all that decoding allocates and
-// they all stay, so collecting while it runs frees little and slows it.
-// The hold is the process's: while it lasts, whatever else runs (another
-// file read at the same time, say) runs without collection too. It covers
-// the fast reader's attempt, which on a trace with problems or warnings
-// gives up, possibly near the end; the general reader then runs with the
-// collector.
+// The file is read, and a clean reference trace decoded, with the garbage
+// collector held off (gcpause.Hold): the file's bytes and the decoded
+// events are nearly all that reading and decoding allocate and they all
+// stay, so collecting while it runs frees little
+// and slows it. Once decoded, the hold becomes gcpause.HoldUntilDoubled,
+// kept until the File is released: what reads the events next keeps
+// little, and the first collection would mark every event. The hold is
+// the process's: while it lasts, whatever else runs (another file read at
+// the same time, say) runs without collection too, until memory doubles.
+// It covers the fast reader's attempt, which on a trace with problems or
+// warnings gives up, possibly near the end; the general reader then runs
+// with the collector.
 func ReadFile(path string, l Limits) (File, error) {
+	reading := gcpause.Hold() // the file's bytes all stay
+	defer reading()
 	data, err := readlimit.ReadFile(path, l.MaxFileBytes, "trace.max_file_bytes")
 	if err != nil {
 		return File{}, err
 	}
 	if !schema.IsReference(data) {
+		reading()
 		events, err := schema.DecodeJSONL(path, bytes.NewReader(data), l.MaxLine)
 		return File{Runs: schema.SplitRuns(events)}, err
 	}
 	if l.MaxReferenceBytes > 0 && int64(len(data)) > l.MaxReferenceBytes {
 		return File{}, &readlimit.TooLargeError{Path: path, Size: int64(len(data)), Limit: l.MaxReferenceBytes, Key: "trace.max_reference_bytes"}
 	}
-	if events, ok := decodeHeld(data); ok {
-		return File{Runs: schema.SplitRuns(events), Reference: true}, nil
+	if events, ok := schema.DecodeReferenceFast(data); ok {
+		// Taken before reading's hold ends, so that no collection starts between.
+		return File{Runs: schema.SplitRuns(events), Reference: true, release: gcpause.HoldUntilDoubled()}, nil
 	}
+	reading()
 	events, warnings, err := schema.DecodeReferenceGeneral(path, data)
 	return File{Runs: schema.SplitRuns(events), Warnings: warnings, Reference: true}, err
-}
-
-// decodeHeld is schema.DecodeReferenceFast with the collector held off.
-func decodeHeld(data []byte) ([]schema.Event, bool) {
-	defer gcpause.Hold()()
-	return schema.DecodeReferenceFast(data)
 }

@@ -62,22 +62,41 @@ func TestReadFile(t *testing.T) {
 // trace, gave it up to the general reader (warnings) or it was refused.
 func TestReadFileRestoresTheCollector(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(130))
+	limit := debug.SetMemoryLimit(-1)
 	bad := filepath.Join(t.TempDir(), "bad.json")
 	if err := os.WriteFile(bad, []byte(`{"trace_id": "t", "actions": [{"id": 1}, {"id": 1}]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []string{
-		"../../schema/testdata/reference/deploy_aborted.json", // clean
-		"../../testdata/corpus/traces/refund_violating.json",  // read with warnings
-		bad, // refused: a repeated id
+	for _, c := range []struct {
+		path string
+		held bool // until Release
+	}{
+		{"../../schema/testdata/reference/deploy_aborted.json", true}, // clean
+		{"../../testdata/corpus/traces/refund_violating.json", false}, // read with warnings
+		{bad, false}, // refused: a repeated id
 	} {
-		f, err := ReadFile(p, Limits{})
+		f, err := ReadFile(c.path, Limits{})
 		if !f.Reference && err == nil {
-			t.Fatalf("%s: not read as a reference trace", p)
+			t.Fatalf("%s: not read as a reference trace", c.path)
 		}
-		p2 := debug.SetGCPercent(130)
-		if p2 != 130 {
-			t.Errorf("%s: GC percent after ReadFile: %d, want the 130 set before", p, p2)
+		want := 130
+		if c.held {
+			want = -1
+		}
+		if p := gcPercent(); p != want {
+			t.Errorf("%s: GC percent after ReadFile: %d, want %d", c.path, p, want)
+		}
+		f.Release()
+		f.Release()
+		if p, l := gcPercent(), debug.SetMemoryLimit(-1); p != 130 || l != limit {
+			t.Errorf("%s: after Release: GC percent %d, memory limit %d; want 130 and %d", c.path, p, l, limit)
 		}
 	}
+}
+
+// gcPercent reads the collector's setting without changing it.
+func gcPercent() int {
+	p := debug.SetGCPercent(-1)
+	debug.SetGCPercent(p)
+	return p
 }

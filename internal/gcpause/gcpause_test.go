@@ -1,9 +1,11 @@
 package gcpause
 
 import (
+	"runtime"
 	"runtime/debug"
 	"sync"
 	"testing"
+	"time"
 )
 
 // gcPercent reads the collector's setting without changing it.
@@ -44,5 +46,102 @@ func TestHoldFromManyGoroutinesRestores(t *testing.T) {
 	wg.Wait()
 	if p := gcPercent(); p != 120 {
 		t.Fatalf("GC percent after overlapping holds: %d, want 120", p)
+	}
+}
+
+// memoryLimit reads the soft memory limit without changing it.
+func memoryLimit() int64 { return debug.SetMemoryLimit(-1) }
+
+// waitRestored waits for the collection watch's cleanup, which runs on a
+// goroutine of the runtime after a collection, to restore the collector.
+func waitRestored(t *testing.T, wantPercent int, wantLimit int64) {
+	t.Helper()
+	for range 1000 {
+		if gcPercent() == wantPercent && memoryLimit() == wantLimit {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("after a collection: GC percent %d, memory limit %d; want %d and %d restored", gcPercent(), memoryLimit(), wantPercent, wantLimit)
+}
+
+func TestHoldUntilDoubledSetsALimitAndReleaseRestores(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(130))
+	before := memoryLimit()
+	inUse := memoryInUse()
+	release := HoldUntilDoubled()
+	if p := gcPercent(); p != -1 {
+		t.Fatalf("GC percent while held: %d, want -1 (off)", p)
+	}
+	if l := memoryLimit(); l < 2*inUse || l > 3*inUse {
+		t.Fatalf("memory limit while held: %d, want about twice the %d in use", l, inUse)
+	}
+	release()
+	release()
+	if p, l := gcPercent(), memoryLimit(); p != 130 || l != before {
+		t.Fatalf("after release: GC percent %d, memory limit %d; want 130 and %d", p, l, before)
+	}
+}
+
+func TestHoldUntilDoubledNeverRaisesTheLimit(t *testing.T) {
+	low := memoryInUse() + 1<<20
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(low))
+	release := HoldUntilDoubled()
+	defer release()
+	if l := memoryLimit(); l != low {
+		t.Fatalf("memory limit while held: %d, want the lower %d already set", l, low)
+	}
+}
+
+func TestHoldUntilDoubledEndsAtACollection(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(110))
+	before := memoryLimit()
+	a, b := HoldUntilDoubled(), HoldUntilDoubled()
+	plain := Hold()
+	runtime.GC()
+	runtime.GC() // the watch's object, allocated during no cycle, is found by either
+	time.Sleep(time.Millisecond)
+	for range 1000 {
+		if memoryLimit() == before {
+			break
+		}
+		runtime.GC()
+		time.Sleep(5 * time.Millisecond)
+	}
+	if l := memoryLimit(); l != before {
+		t.Fatalf("memory limit after collections: %d, want %d restored", l, before)
+	}
+	if p := gcPercent(); p != -1 {
+		t.Fatalf("GC percent with a plain Hold left: %d, want -1 (off)", p)
+	}
+	a()
+	b() // ended by the collection already: changes nothing
+	if p := gcPercent(); p != -1 {
+		t.Fatalf("GC percent after releasing ended holds: %d, want -1 (off): the plain Hold lasts", p)
+	}
+	plain()
+	waitRestored(t, 110, before)
+}
+
+// sink keeps allocations from being optimised away.
+var sink [][]byte
+
+func TestHoldUntilDoubledCollectsWhenMemoryDoubles(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	before := memoryLimit()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	cycles := ms.NumGC
+	release := HoldUntilDoubled()
+	defer release()
+	inUse := memoryInUse()
+	for i := int64(0); i < 4*inUse; i += 1 << 16 {
+		sink = append(sink[:0], make([]byte, 1<<16)) // garbage, all but the last
+	}
+	sink = nil
+	waitRestored(t, 100, before)
+	runtime.ReadMemStats(&ms)
+	if ms.NumGC == cycles {
+		t.Fatalf("no collection while allocating four times the %d bytes in use under the hold", inUse)
 	}
 }
