@@ -57,3 +57,30 @@ func TestCheckHoldsTheCollectorUntilDone(t *testing.T) {
 		t.Fatalf("after a failed check: GC percent %d, memory limit %d; want 140 and %d", p, l, limit)
 	}
 }
+
+// TestReadTracesReleases: the commands that read trace files whole keep
+// the collector off until they call release.
+func TestReadTracesReleases(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(140))
+	_, limit := collector()
+	runs, release, err := readTraces([]string{"../../schema/testdata/reference/deploy_aborted.json", "../../examples/traces/fleet.jsonl"}, config.TraceConfig{}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) == 0 {
+		t.Fatal("no runs")
+	}
+	if p, _ := collector(); p != -1 {
+		t.Fatalf("GC percent after readTraces: %d, want -1 (held until release)", p)
+	}
+	release()
+	if p, l := collector(); p != 140 || l != limit {
+		t.Fatalf("after release: GC percent %d, memory limit %d; want 140 and %d", p, l, limit)
+	}
+	if _, _, err := readTraces([]string{"../../schema/testdata/reference/deploy_aborted.json", "no-such-file.json"}, config.TraceConfig{}, io.Discard); err == nil {
+		t.Fatal("readTraces of a missing file: no error")
+	}
+	if p, l := collector(); p != 140 || l != limit {
+		t.Fatalf("after a failed readTraces: GC percent %d, memory limit %d; want 140 and %d", p, l, limit)
+	}
+}

@@ -48,6 +48,7 @@ func parityRuns(t *testing.T, dir string) []string {
 		if err != nil {
 			t.Fatal(err)
 		}
+		f.Release()
 		runs = append(runs, f.Runs...)
 	}
 	var files []string

@@ -70,19 +70,20 @@ func (f File) Release() {
 // warnings of a reference trace.
 //
 // The file is read, and a clean reference trace decoded, with the garbage
-// collector held off (gcpause.Hold): the file's bytes and the decoded
-// events are nearly all that reading and decoding allocate and they all
-// stay, so collecting while it runs frees little
-// and slows it. Once decoded, the hold becomes gcpause.HoldUntilDoubled,
-// kept until the File is released: what reads the events next keeps
-// little, and the first collection would mark every event. The hold is
-// the process's: while it lasts, whatever else runs (another file read at
-// the same time, say) runs without collection too, until memory doubles.
-// It covers the fast reader's attempt, which on a trace with problems or
-// warnings gives up, possibly near the end; the general reader then runs
-// with the collector.
+// collector held off (gcpause.Hold): the file's bytes (a regular file is
+// read into one buffer of its size) and the decoded events are nearly all
+// that reading and decoding allocate and they all stay, so collecting
+// while it runs frees little and slows it. Once decoded, the hold becomes
+// gcpause.HoldUntilDoubled, kept until the File is released: what reads
+// the events next keeps little, and the first collection would mark
+// every event. The holds are the process's: while they last, whatever
+// else runs (another file read at the same time, say) runs without
+// collection too, up to the bound once the decode is done. The first
+// hold covers the fast reader's attempt, which on a trace with problems
+// or warnings gives up, possibly near the end; the general reader then
+// runs with the collector.
 func ReadFile(path string, l Limits) (File, error) {
-	reading := gcpause.Hold() // the file's bytes all stay
+	reading := gcpause.Hold()
 	defer reading()
 	data, err := readlimit.ReadFile(path, l.MaxFileBytes, "trace.max_file_bytes")
 	if err != nil {

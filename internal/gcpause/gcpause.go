@@ -51,21 +51,26 @@ func Hold() (release func()) {
 	}
 }
 
-// HoldUntilDoubled turns the collector off until release is called or
-// the memory the Go runtime holds has doubled from what it holds now,
-// whichever comes first. It lowers the soft memory limit to twice the
-// memory in use (never raising it), so that the heap reaching it starts a
-// collection; the first collection that ends while the hold lasts ends it,
-// and every other HoldUntilDoubled of the time, restoring the collector's
-// setting and the memory limit. Holds may overlap with each other and
-// with Hold; the limit is the one set by the first of those that overlap.
-// release may be called more than once.
+// HoldUntilDoubled turns the collector off until release is called or a
+// collection runs, whichever comes first. Unless collection was already
+// off by the process's setting (GOGC=off), it lowers the soft memory limit
+// (never raising it) to twice the memory the Go runtime holds when the
+// first of overlapping HoldUntilDoubled calls is made, so that the heap
+// doubling starts a collection. A collection that runs while the hold
+// lasts (the first, or the one after if one was marking when the hold was
+// taken) ends it, and every other HoldUntilDoubled of the time, restoring
+// the collector's setting and the memory limit as they were before the
+// first of them (a setting changed meanwhile is overwritten). Holds may
+// overlap with each other and with Hold, which sets no limit. release may
+// be called more than once.
 func HoldUntilDoubled() (release func()) {
 	mu.Lock()
 	acquire()
 	if bounded == 0 {
 		limit = debug.SetMemoryLimit(-1)
-		if inUse := memoryInUse(); inUse < math.MaxInt64/2 {
+		// With collection off by the process's own setting (GOGC=off) there
+		// is no headroom to keep: only a limit already set applies.
+		if inUse := memoryInUse(); percent >= 0 && inUse < math.MaxInt64/2 {
 			debug.SetMemoryLimit(min(limit, 2*inUse))
 		}
 		armCollectionWatch(gen)

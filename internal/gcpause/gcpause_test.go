@@ -1,6 +1,7 @@
 package gcpause
 
 import (
+	"math"
 	"runtime"
 	"runtime/debug"
 	"sync"
@@ -67,9 +68,11 @@ func waitRestored(t *testing.T, wantPercent int, wantLimit int64) {
 
 func TestHoldUntilDoubledSetsALimitAndReleaseRestores(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(130))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64)) // whatever GOMEMLIMIT says
 	before := memoryLimit()
 	inUse := memoryInUse()
 	release := HoldUntilDoubled()
+	defer release()
 	if p := gcPercent(); p != -1 {
 		t.Fatalf("GC percent while held: %d, want -1 (off)", p)
 	}
@@ -98,6 +101,9 @@ func TestHoldUntilDoubledEndsAtACollection(t *testing.T) {
 	before := memoryLimit()
 	a, b := HoldUntilDoubled(), HoldUntilDoubled()
 	plain := Hold()
+	defer a()
+	defer b()
+	defer plain()
 	runtime.GC()
 	runtime.GC() // the watch's object, allocated during no cycle, is found by either
 	time.Sleep(time.Millisecond)
@@ -121,6 +127,20 @@ func TestHoldUntilDoubledEndsAtACollection(t *testing.T) {
 	}
 	plain()
 	waitRestored(t, 110, before)
+}
+
+func TestHoldUntilDoubledKeepsGOGCOff(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
+	release := HoldUntilDoubled()
+	defer release()
+	if l := memoryLimit(); l != math.MaxInt64 {
+		t.Fatalf("memory limit while held with collection off already: %d, want none (%d)", l, int64(math.MaxInt64))
+	}
+	release()
+	if p := gcPercent(); p != -1 {
+		t.Fatalf("GC percent after release: %d, want -1 (off) as before", p)
+	}
 }
 
 // sink keeps allocations from being optimised away.

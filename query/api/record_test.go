@@ -62,6 +62,7 @@ func readRuns(t *testing.T, path string) []record.Run {
 	if err != nil {
 		t.Fatal(err)
 	}
+	f.Release()
 	var runs []record.Run
 	for _, r := range f.Runs {
 		runs = append(runs, record.Run{Run: r, Reference: f.Reference})
