@@ -6,10 +6,10 @@
 //
 // Hold turns collection off outright. HoldUntilDoubled is the hold for the
 // work after such a decode, when what was decoded is read and little more
-// is kept: collection stays off until the hold is released or the
-// process's memory has doubled, whichever comes first, so that a short
-// command ends without ever marking the decoded values and a long one
-// collects as it would have.
+// is kept: collection stays off until the hold is released or a
+// collection runs, which the process's memory doubling starts, so that a
+// short command ends without ever marking the decoded values and a long
+// one collects as it would have.
 //
 // A soft memory limit (GOMEMLIMIT, or debug.SetMemoryLimit) still applies
 // while collection is held off: the collector runs when the heap reaches
@@ -17,7 +17,6 @@
 package gcpause
 
 import (
-	"math"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
@@ -70,8 +69,8 @@ func HoldUntilDoubled() (release func()) {
 		limit = debug.SetMemoryLimit(-1)
 		// With collection off by the process's own setting (GOGC=off) there
 		// is no headroom to keep: only a limit already set applies.
-		if inUse := memoryInUse(); percent >= 0 && inUse < math.MaxInt64/2 {
-			debug.SetMemoryLimit(min(limit, 2*inUse))
+		if percent >= 0 {
+			debug.SetMemoryLimit(min(limit, 2*memoryInUse()))
 		}
 		armCollectionWatch(gen)
 	}
