@@ -40,6 +40,14 @@
 // that were stored after the checkpoint are sent again and deduplicated by
 // the stream, within its duplicate window.
 //
+// Ack all acks every earlier delivery too, so the partition checks the
+// consumer's delivery sequence: a hole in it is a message the server sent
+// that never arrived (a connection lost while a fetch was on its way), and
+// the partition fails and starts again from its checkpoint rather than ack
+// past it. A delivery sequence that goes back (a new consumer leader
+// delivering again from its last replicated state) brings duplicates, which
+// the runs ignore.
+//
 // # Per run
 //
 // A run of the checkpoint whose first events the stream no longer holds

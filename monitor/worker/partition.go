@@ -177,6 +177,7 @@ type partition struct {
 
 	consumer jetstream.Consumer
 	lastSeq  uint64        // stream sequence of the last message processed
+	dseq     uint64        // consumer sequence of the last delivery handled
 	lastMsg  jetstream.Msg // the message to ack at the next checkpoint
 	replayTo uint64        // messages up to here restore state only
 	marks    map[string]runMark
@@ -379,7 +380,9 @@ func (p *partition) loop(ctx context.Context) {
 		}
 		n := 0
 		for msg := range batch.Messages() {
-			p.handle(ctx, msg)
+			if !p.failed() { // what follows a failure waits for the restart
+				p.handle(ctx, msg)
+			}
 			n++
 		}
 		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && ctx.Err() == nil && !errors.Is(err, jetstream.ErrNoMessages) {
@@ -408,6 +411,15 @@ func (p *partition) handle(ctx context.Context, msg jetstream.Msg) {
 		p.fail(err)
 		return
 	}
+	if d := md.Sequence.Consumer; d > p.dseq+1 {
+		// The server delivered messages this partition never received (a
+		// connection lost, or a fetch ended, while they were on the way).
+		// Acking past them would ack them too (ack all), and they would never
+		// come again: start again from the checkpoint instead.
+		p.fail(fmt.Errorf("partition %d: the consumer's deliveries %d to %d never arrived; starting again from the checkpoint", p.k, p.dseq+1, d-1))
+		return
+	}
+	p.dseq = md.Sequence.Consumer // a new consumer leader may deliver again from an earlier one
 	seq := md.Sequence.Stream
 	replay := seq <= p.replayTo
 	if !replay && p.marks != nil {
