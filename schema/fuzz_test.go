@@ -174,3 +174,36 @@ func TestDecodeDeepNesting(t *testing.T) {
 		t.Error("brackets inside a string counted")
 	}
 }
+
+// FuzzDecodeEventFast: whatever eventFast accepts, encoding/json decodes
+// into the same Event with no error and nothing after it, and when it
+// says no key can repeat, duplicateKey finds none.
+func FuzzDecodeEventFast(f *testing.F) {
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fast, maybeDup, ok := decodeEventFast(data, nil)
+		if !ok {
+			return
+		}
+		strs := map[string]string{}
+		for range 2 { // the second time from the shared strings
+			if shared, _, ok := decodeEventFast(data, strs); !ok || !reflect.DeepEqual(shared, fast) {
+				t.Fatalf("sharing strings changes the event of %q:\nshared %#v\nalone %#v", data, shared, fast)
+			}
+		}
+		var slow Event
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&slow); err != nil {
+			t.Fatalf("eventFast accepts what encoding/json refuses (%v): %q", err, data)
+		}
+		if rest := bytes.TrimLeft(data[dec.InputOffset():], " \t\r\n"); len(rest) > 0 {
+			t.Fatalf("eventFast accepts trailing data %q", rest)
+		}
+		if !reflect.DeepEqual(fast, slow) {
+			t.Fatalf("decoders disagree on %q:\nfast %#v\nslow %#v", data, fast, slow)
+		}
+		if _, _, _, dup := duplicateKey(data); dup && !maybeDup {
+			t.Fatalf("eventFast misses a repeated key in %q", data)
+		}
+	})
+}

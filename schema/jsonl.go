@@ -222,6 +222,7 @@ func (b *lineBatch) decode() {
 	b.problems = make([][]located, len(b.lines))
 	b.encoded = make([][]byte, len(b.lines))
 	var enc []byte
+	strs := make(map[string]string)
 	for i, line := range b.lines {
 		if b.tooLong[i] {
 			continue
@@ -230,7 +231,7 @@ func (b *lineBatch) decode() {
 			b.blank[i] = true
 			continue
 		}
-		b.evs[i], b.problems[i] = decodeEvent(line)
+		b.evs[i], b.problems[i] = decodeEventShared(line, strs)
 		if len(b.problems[i]) == 0 {
 			if enc == nil {
 				enc = make([]byte, 0, batchBytes+batchBytes/4)
@@ -313,8 +314,16 @@ var eventType = reflect.TypeFor[Event]()
 
 // decodeEvent decodes and validates one line. The problems carry byte
 // offsets within the line.
-func decodeEvent(line []byte) (Event, []located) {
-	if ev, maybeDup, ok := decodeFast(line); ok {
+func decodeEvent(line []byte) (Event, []located) { return decodeEventShared(line, nil) }
+
+// decodeEventShared is decodeEvent sharing short strings between events
+// through strs (see eventFast), when it is not nil.
+func decodeEventShared(line []byte, strs map[string]string) (Event, []located) {
+	ev, maybeDup, ok := decodeEventFast(line, strs)
+	if !ok {
+		ev, maybeDup, ok = decodeFast(line)
+	}
+	if ok {
 		if ev.Validate() == nil {
 			if maybeDup {
 				if dup := checkDuplicateKeys(line); dup != nil {
@@ -324,7 +333,7 @@ func decodeEvent(line []byte) (Event, []located) {
 			return ev, nil
 		}
 	}
-	var ev Event
+	ev = Event{}
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
 	err := dec.Decode(&ev)
