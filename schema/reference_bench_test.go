@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"runtime"
 	"testing"
 
 	"github.com/ponens/ponens/internal/avxstate"
@@ -59,19 +60,31 @@ func TestDecodeReferenceGeneratedFastMatchesSlow(t *testing.T) {
 		}
 		traces = append(traces, data)
 	}
-	for i, data := range traces {
-		slow, warnings, err := schema.DecodeReferenceGeneral("f.json", data)
-		if err != nil || warnings != nil {
-			t.Fatalf("trace %d: %v %v", i, err, warnings)
-		}
-		fast, ok := schema.DecodeReferenceFast(data)
-		if !ok {
-			t.Fatalf("trace %d: the fast conversion gives up on a clean trace:\n%s", i, data)
-		}
-		if !reflect.DeepEqual(fast, slow) {
-			t.Fatalf("trace %d: conversions disagree:\nfast %#v\nslow %#v", i, fast, slow)
+	compare := func(t *testing.T) {
+		for i, data := range traces {
+			slow, warnings, err := schema.DecodeReferenceGeneral("f.json", data)
+			if err != nil || warnings != nil {
+				t.Fatalf("trace %d: %v %v", i, err, warnings)
+			}
+			fast, ok := schema.DecodeReferenceFast(data)
+			if !ok {
+				t.Fatalf("trace %d: the fast conversion gives up on a clean trace:\n%s", i, data)
+			}
+			if !reflect.DeepEqual(fast, slow) {
+				t.Fatalf("trace %d: conversions disagree:\nfast %#v\nslow %#v", i, fast, slow)
+			}
 		}
 	}
+	t.Run("as read", compare)
+	t.Run("reading ahead", func(t *testing.T) {
+		restore, joins := schema.ReadAheadEverywhere()
+		defer restore()
+		before := joins()
+		compare(t)
+		if runtime.GOMAXPROCS(0) > 1 && joins() == before {
+			t.Error("no trace's actions were read ahead: the test does not try what it is for")
+		}
+	})
 }
 
 // BenchmarkSummaryFoldAdd adds the generated 50k-action run to a summary:

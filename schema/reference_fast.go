@@ -1,10 +1,13 @@
 package schema
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
+	"runtime"
 	"slices"
 	"strconv"
+	"sync/atomic"
 )
 
 // refFast converts a reference trace in one pass over its bytes (refScan),
@@ -422,18 +425,34 @@ func (f *refFast) newAction() *refAction {
 }
 
 // actionList reads the elements of actions and sorts them by id, as
-// refDecoder.actions does; it gives up on a repeated id.
+// refDecoder.actions does; it gives up on a repeated id. A long array's
+// second half is read on another goroutine (readAhead) and taken when
+// this one's reading arrives exactly where that one began.
 func (f *refFast) actionList() []*refAction {
 	var actions []*refAction
-	sorted := true
+	ahead := f.readAhead()
 	for more := f.s.open(']'); more && !f.s.bad; more = f.s.next(']') {
 		if f.s.peek() != '{' {
 			f.s.bad = true
 			break
 		}
-		a := f.action(len(actions))
-		sorted = sorted && (len(actions) == 0 || actions[len(actions)-1].ID < a.ID)
-		actions = append(actions, a)
+		if ahead != nil && f.s.i >= ahead.at {
+			if f.s.i == ahead.at {
+				actions = f.join(actions, ahead)
+				ahead = nil
+				break
+			}
+			ahead.abandon()
+			ahead = nil
+		}
+		actions = append(actions, f.action(len(actions)))
+	}
+	if ahead != nil {
+		ahead.abandon()
+	}
+	sorted := true
+	for i := 1; i < len(actions) && sorted; i++ {
+		sorted = actions[i-1].ID < actions[i].ID
 	}
 	if !sorted && !f.s.bad {
 		seen := make(map[int64]bool, len(actions))
@@ -446,6 +465,99 @@ func (f *refFast) actionList() []*refAction {
 		slices.SortStableFunc(actions, func(a, b *refAction) int { return cmp.Compare(a.ID, b.ID) })
 	}
 	return actions
+}
+
+// parallelActionsMin is how many bytes must follow the opening bracket of
+// the actions array for actionList to read ahead on another goroutine.
+var parallelActionsMin = 1 << 20
+
+// readAheadJoins counts the read-aheads actionList took (for tests).
+var readAheadJoins atomic.Int64
+
+// actionsAhead is the reading of an actions array from one of its
+// elements on, on another goroutine.
+type actionsAhead struct {
+	at      int // the offset of the element it begins with
+	g       refFast
+	actions []*refAction
+	stop    atomic.Bool
+	done    chan struct{}
+}
+
+// readAhead starts reading actions from the first place past the middle
+// of the rest of the document where an element of an array of objects
+// may begin (a '{' after "}" and ","). Whether it is an element of the
+// actions array is known only when actionList arrives there; nil when the
+// rest is short, there is one processor, or no such place.
+func (f *refFast) readAhead() *actionsAhead {
+	rest := len(f.s.data) - f.s.i
+	if rest < parallelActionsMin || runtime.GOMAXPROCS(0) < 2 {
+		return nil
+	}
+	at := objectElementStart(f.s.data, f.s.i+rest/2)
+	if at < 0 {
+		return nil
+	}
+	h := &actionsAhead{at: at, g: refFast{s: refScan{data: f.s.data, i: at, depth: f.s.depth}, strs: make(map[string]string)}, done: make(chan struct{})}
+	go func() {
+		defer close(h.done)
+		g := &h.g
+		for more := true; more && !g.s.bad && !h.stop.Load(); more = g.s.next(']') {
+			if g.s.peek() != '{' {
+				g.s.bad = true
+				break
+			}
+			h.actions = append(h.actions, g.action(len(h.actions)))
+		}
+	}()
+	return h
+}
+
+// join appends to actions those h read, once it is done, and continues
+// where it stopped (past the closing bracket, or where it gave up).
+func (f *refFast) join(actions []*refAction, h *actionsAhead) []*refAction {
+	<-h.done
+	readAheadJoins.Add(1)
+	f.s.i, f.s.bad = h.g.s.i, f.s.bad || h.g.s.bad
+	for _, a := range h.actions {
+		a.index += len(actions)
+	}
+	return append(actions, h.actions...)
+}
+
+// abandon stops h and waits for it: actionList did not arrive where it
+// began, so what it read is not the array's.
+func (h *actionsAhead) abandon() {
+	h.stop.Store(true)
+	<-h.done
+}
+
+// objectElementStart returns the offset of the first '{' at or after i
+// that follows a '}' and a ',' with only whitespace between, or -1.
+func objectElementStart(data []byte, i int) int {
+	for i < len(data) {
+		j := bytes.IndexByte(data[i:], '}')
+		if j < 0 {
+			return -1
+		}
+		i += j + 1
+		k := skipSpace(data, i)
+		if k < len(data) && data[k] == ',' {
+			if k = skipSpace(data, k+1); k < len(data) && data[k] == '{' {
+				return k
+			}
+		}
+	}
+	return -1
+}
+
+// skipSpace returns the offset of the first byte at or after i that is
+// not JSON whitespace.
+func skipSpace(data []byte, i int) int {
+	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
+		i++
+	}
+	return i
 }
 
 // action reads the index-th action, whose opening brace is next.

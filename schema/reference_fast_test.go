@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -138,7 +139,46 @@ func FuzzDecodeReferenceFast(f *testing.F) {
 	for _, data := range referenceFixtures(f) {
 		f.Add(data)
 	}
+	restore, _ := ReadAheadEverywhere() // any array with a place to begin is read ahead
+	defer restore()
 	f.Fuzz(func(t *testing.T, data []byte) {
 		compareReferencePaths(t, data)
 	})
+}
+
+// TestDecodeReferenceReadAhead: reading the second half of the actions
+// ahead, from wherever an element may begin, gives what reading them in
+// order gives, on the cases and the fixtures; where the place is not an
+// element of the actions (one of an action's evidence, an artifact) the
+// read-ahead is dropped.
+func TestDecodeReferenceReadAhead(t *testing.T) {
+	restore, joins := ReadAheadEverywhere()
+	defer restore()
+	before := joins()
+	const head = `{"trace_id": "t", "actions": [`
+	ev := `{"type": "FileRef", "ref": "a"}, {"type": "FileRef", "ref": "b"}, {"type": "FileRef", "ref": "c"}, {"type": "FileRef", "ref": "d"}`
+	for _, tc := range []struct {
+		name, trace string
+		fast        bool
+	}{
+		{"four actions", head + `{"id": 1, "type": "A"}, {"id": 2, "type": "B"}, {"id": 4, "type": "C"}, {"id": 3, "type": "D"}]}`, true},
+		{"evidence across the middle", head + `{"id": 1, "type": "A"}, {"id": 2, "type": "B", "evidence": [` + ev + `]}, {"id": 3, "type": "C"}, {"id": 4, "type": "D"}]}`, true},
+		{"artifacts past the middle", head + `{"id": 1, "type": "A"}], "artifacts": [{"artifact_id": "a", "artifact_type": "T"}, {"artifact_id": "b", "artifact_type": "T"}, {"artifact_id": "c", "artifact_type": "T"}]}`, true},
+		{"a repeated id ahead", head + `{"id": 1, "type": "A"}, {"id": 2, "type": "B"}, {"id": 3, "type": "C"}, {"id": 1, "type": "D"}]}`, false},
+		{"a repeated key ahead", head + `{"id": 1, "type": "A"}, {"id": 2, "type": "B"}, {"id": 3, "type": "C"}, {"id": 4, "type": "D", "type": "E"}]}`, false},
+		{"malformed ahead", head + `{"id": 1, "type": "A"}, {"id": 2, "type": "B"}, {"id": 3, "type": "C"}, {"id": 4, "type": "D"]}`, false},
+		{"no id ahead, the array left open", head + `{"id": 1, "type": "A"}, {"id": 2, "type": "B"}, {"id": 3, "type": "C"}, {"type": "D"}, "x": 1}`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := compareReferencePaths(t, []byte(tc.trace)); got != tc.fast {
+				t.Errorf("fast conversion accepted: %v, want %v", got, tc.fast)
+			}
+		})
+	}
+	for name, data := range referenceFixtures(t) {
+		t.Run(name, func(t *testing.T) { compareReferencePaths(t, data) })
+	}
+	if runtime.GOMAXPROCS(0) > 1 && joins() == before {
+		t.Error("no actions were read ahead: the test does not try what it is for")
+	}
 }

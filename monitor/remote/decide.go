@@ -60,11 +60,16 @@ func Decide(ctx context.Context, nc *nats.Conn, subjects schema.Subjects, runID 
 		return monitor.Decision{}, err
 	}
 	wait := 20 * time.Millisecond
+	var last error // why the last attempt could not be answered
 	for {
 		d, retry, err := decideOnce(ctx, nc, subjects, runID, body)
+		if err != nil && last != nil && ctx.Err() != nil { // ctx ended during an attempt: say why none was answered
+			return monitor.Decision{}, fmt.Errorf("%w (%v)", last, ctx.Err())
+		}
 		if !retry {
 			return d, err
 		}
+		last = err
 		select {
 		case <-ctx.Done():
 			return monitor.Decision{}, fmt.Errorf("%w (%v)", err, ctx.Err())

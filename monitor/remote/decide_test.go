@@ -47,3 +47,32 @@ func TestDecideRefusesAnswersWithoutDecision(t *testing.T) {
 		t.Fatalf("a decision: %+v, %v", d, err)
 	}
 }
+
+// TestDecideSaysWhyWhenTimeRunsOut: when the context ends while an attempt
+// waits, the error says why the attempts before it were not answered (here
+// a worker asking to retry), not only that the time ran out.
+func TestDecideSaysWhyWhenTimeRunsOut(t *testing.T) {
+	url := jstest.Plain(t, func(*server.Options) {})
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	subjects := schema.Subjects{Prefix: "ponens", Partitions: 1}
+	asked := 0
+	sub, err := nc.Subscribe(subjects.Decide(0), func(m *nats.Msg) {
+		if asked++; asked == 1 { // then silent, as a worker stuck or cut off
+			_ = m.Respond([]byte(`{"error":"partition restoring its runs; retry","retry":true}`))
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	_, err = remote.Decide(ctx, nc, subjects, "r", &schema.Action{ID: 1, Type: "ReadFile"})
+	if err == nil || !strings.Contains(err.Error(), "partition restoring its runs") || !strings.Contains(err.Error(), "deadline exceeded") {
+		t.Fatalf("Decide = %v, want the worker's reason and the deadline", err)
+	}
+}

@@ -107,8 +107,10 @@ func TestExpiredHistoryNotJudged(t *testing.T) {
 		st, err := js.Stream(context.Background(), schema.StreamEvents)
 		return err == nil && st.CachedInfo().State.Msgs == 0
 	})
+	w2, cancel, done := startWorker(t, nc, js, "w2", set, func(w *Worker) { w.opts.IdleAfter = time.Minute })
+	// Published once w2 owns the partitions, so that it does not expire too before w2 reads it.
+	waitFor(t, 20*time.Second, "w2 to own the partitions", func() bool { return len(w2.Owned()) == testPartitions })
 	publish(t, js, runEvent("old-run", 2, schema.TypeAction, &schema.Action{ID: 1, Type: "GitCommit", Status: "completed"}), "old:2")
-	_, cancel, done = startWorker(t, nc, js, "w2", set, func(w *Worker) { w.opts.IdleAfter = time.Minute })
 	waitFor(t, 20*time.Second, "a dead letter", func() bool { return len(storedDeadLetters(js)) >= 1 })
 	cancel()
 	<-done
