@@ -10,12 +10,16 @@ import (
 
 // eventFast decodes one event line in a single pass over its bytes
 // (refScan), without reflection, for a line encoding/json decodes into an
-// Event with no error and whose keys are written exactly as Event's field
-// tags spell them. Anything else (a key in another case or with an escape
-// sequence, an unknown key, a null, a value of another type, a repeated
-// member, trailing data) makes it give up, and decodeEvent decodes the
-// line with the general decoders instead. On what it accepts it gives
-// the Event encoding/json gives (FuzzDecodeEventFast).
+// Event with no error. In the objects it reads member by member (the
+// event, start, end, action, evidence, artifacts) every key must be
+// written exactly as Event's field tags spell it, once; anything else
+// there (a key in another case, with an escape sequence or unknown, a
+// repeated member), a null, a value of another type or trailing data
+// makes it give up, and decodeEvent decodes the line with the general
+// decoders instead. Extra maps and raw values are taken as they are, a
+// repeated key in them only noted (maybeDup) for decodeEvent to refuse.
+// On what it accepts it gives the Event encoding/json gives
+// (FuzzDecodeEventFast).
 type eventFast struct {
 	s refScan
 	// strs, when not nil, holds short strings already made, to share them
@@ -110,6 +114,16 @@ func (f *eventFast) number() string {
 	return string(f.s.data[start:end])
 }
 
+// int reads an integer as encoding/json reads one into an int field
+// (which refuses one the int does not hold).
+func (f *eventFast) int() int {
+	n, err := strconv.ParseInt(f.number(), 10, strconv.IntSize)
+	if err != nil {
+		f.s.bad = true
+	}
+	return int(n)
+}
+
 // int64 reads an integer as encoding/json reads one into an int64 field.
 func (f *eventFast) int64() int64 {
 	n, err := strconv.ParseInt(f.number(), 10, 64)
@@ -177,8 +191,12 @@ func (f *eventFast) strList() []string {
 	return list
 }
 
+// maxExtraCompared is how many keys of an extra map extra compares with
+// each other; a longer map is left to duplicateKey.
+const maxExtraCompared = 8
+
 // extra reads an extra map, comparing its keys ignoring case as
-// duplicateKey does.
+// duplicateKey does (for a map of up to maxExtraCompared keys).
 func (f *eventFast) extra() map[string]json.RawMessage {
 	if !f.object() {
 		return nil
@@ -186,9 +204,16 @@ func (f *eventFast) extra() map[string]json.RawMessage {
 	m := map[string]json.RawMessage{}
 	for more := f.s.open('}'); more && !f.s.bad; more = f.s.next('}') {
 		k := string(f.key())
-		for other := range m {
-			if strings.EqualFold(other, k) {
-				f.maybeDup = true
+		switch {
+		case f.maybeDup:
+		case len(m) >= maxExtraCompared:
+			f.maybeDup = true
+		default:
+			for other := range m {
+				if strings.EqualFold(other, k) {
+					f.maybeDup = true
+					break
+				}
 			}
 		}
 		m[k] = f.raw()
@@ -207,7 +232,7 @@ func (f *eventFast) event(ev *Event) {
 		switch string(f.key()) {
 		case "v":
 			f.once(&seen, 0)
-			ev.V = int(f.int64())
+			ev.V = f.int()
 		case "runId":
 			f.once(&seen, 1)
 			ev.RunID = f.str()

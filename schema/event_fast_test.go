@@ -1,6 +1,8 @@
 package schema
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -67,4 +69,21 @@ func BenchmarkDecodeEvent(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestDecodeEventLongExtraRepeat: in an extra map longer than eventFast
+// compares, a key repeated in another case is still refused.
+func TestDecodeEventLongExtraRepeat(t *testing.T) {
+	var keys []string
+	for i := range 3 * maxExtraCompared {
+		keys = append(keys, fmt.Sprintf(`"k%d": %d`, i, i))
+	}
+	keys = append(keys, `"K1": 0`)
+	line := `{"v":1,"runId":"r","seq":1,"ts":"2026-01-01T00:00:00Z","type":"run.start","start":{"extra":{` + strings.Join(keys, ", ") + `}}}`
+	if _, maybeDup, ok := decodeEventFast([]byte(line), nil); !ok || !maybeDup {
+		t.Fatalf("eventFast: ok %v, maybeDup %v; want the line taken and a possible repeat noted", ok, maybeDup)
+	}
+	if _, err := DecodeEvent("e", []byte(line)); !errors.Is(err, ErrDuplicateKey) {
+		t.Fatalf("DecodeEvent = %v, want a duplicate key", err)
+	}
 }

@@ -42,11 +42,13 @@
 //
 // Ack all acks every earlier delivery too, so the partition checks the
 // consumer's delivery sequence: a hole in it is a message the server sent
-// that never arrived (a connection lost while a fetch was on its way), and
-// the partition fails and starts again from its checkpoint rather than ack
-// past it. A delivery sequence that goes back (a new consumer leader
-// delivering again from its last replicated state) brings duplicates, which
-// the runs ignore.
+// that never arrived (a connection lost while a fetch was on its way, or
+// deliveries a consumer leader still had queued when it stepped down), and
+// at the next delivery the partition fails and starts again from its
+// checkpoint rather than ack past it. (A lost last message is delivered
+// again after the consumer's ack wait, a minute.) A delivery sequence that
+// goes back (a consumer reset after the stream moved back) brings
+// duplicates, which the runs ignore.
 //
 // # Per run
 //

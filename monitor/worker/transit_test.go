@@ -17,7 +17,7 @@ import (
 
 // TestDeliveryLostInTransit: the server delivers an event that never
 // reaches the worker (as when a connection drops while a fetch is on its
-// way, seen in a node-loss run). The worker is connected through a proxy
+// way, in a node loss). The worker is connected through a proxy
 // that removes the first delivery of the events stream from what the
 // server sends it. The partition must notice the hole in the consumer's
 // delivery sequence and start again from its checkpoint: acking the
