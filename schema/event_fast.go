@@ -90,18 +90,10 @@ func (f *eventFast) str() string {
 	if f.s.bad {
 		return ""
 	}
-	b := f.s.data[start+1 : end-1]
-	if !plain || f.strs == nil || len(b) > maxShared {
+	if !plain || f.strs == nil {
 		return stringValue(f.s.data[start:end], plain)
 	}
-	if v, ok := f.strs[string(b)]; ok {
-		return v
-	}
-	v := string(b)
-	if len(f.strs) < maxSharedCount {
-		f.strs[v] = v
-	}
-	return v
+	return shareString(f.strs, f.s.data[start+1:end-1])
 }
 
 // number reads a number and returns its text.

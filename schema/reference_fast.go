@@ -60,16 +60,21 @@ func (f *refFast) str(start, end int, plain bool) string {
 }
 
 // shared returns string(b), made once for a short string that repeats.
-func (f *refFast) shared(b []byte) string {
+func (f *refFast) shared(b []byte) string { return shareString(f.strs, b) }
+
+// shareString returns string(b), taken from strs when a string of up to
+// maxShared bytes was made before and added to it (while it holds fewer
+// than maxSharedCount) otherwise.
+func shareString(strs map[string]string, b []byte) string {
 	if len(b) > maxShared {
 		return string(b)
 	}
-	if v, ok := f.strs[string(b)]; ok {
+	if v, ok := strs[string(b)]; ok {
 		return v
 	}
 	v := string(b)
-	if len(f.strs) < maxSharedCount {
-		f.strs[v] = v
+	if len(strs) < maxSharedCount {
+		strs[v] = v
 	}
 	return v
 }

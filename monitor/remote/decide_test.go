@@ -14,17 +14,23 @@ import (
 	"github.com/ponens/ponens/transport/jstest"
 )
 
+// plainConn connects to a NATS server without JetStream, where the test
+// answers decision requests itself, on one partition's subjects.
+func plainConn(t *testing.T) (*nats.Conn, schema.Subjects) {
+	t.Helper()
+	nc, err := nats.Connect(jstest.Plain(t, func(*server.Options) {}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc, schema.Subjects{Prefix: "ponens", Partitions: 1}
+}
+
 // TestDecideRefusesAnswersWithoutDecision: an answer that is neither a
 // decision nor a worker's error (an empty object, an unknown decision) is
 // an error, never an allow.
 func TestDecideRefusesAnswersWithoutDecision(t *testing.T) {
-	url := jstest.Plain(t, func(*server.Options) {})
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	subjects := schema.Subjects{Prefix: "ponens", Partitions: 1}
+	nc, subjects := plainConn(t)
 	for _, answer := range []string{`{}`, `{"decision":""}`, `{"decision":"yes"}`, `{"rule":"x","reason":"looks fine"}`} {
 		sub, err := nc.Subscribe(subjects.Decide(0), func(m *nats.Msg) { _ = m.Respond([]byte(answer)) })
 		if err != nil {
@@ -52,13 +58,7 @@ func TestDecideRefusesAnswersWithoutDecision(t *testing.T) {
 // waits, the error says why the attempts before it were not answered (here
 // a worker asking to retry), not only that the time ran out.
 func TestDecideSaysWhyWhenTimeRunsOut(t *testing.T) {
-	url := jstest.Plain(t, func(*server.Options) {})
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	subjects := schema.Subjects{Prefix: "ponens", Partitions: 1}
+	nc, subjects := plainConn(t)
 	asked := 0
 	sub, err := nc.Subscribe(subjects.Decide(0), func(m *nats.Msg) {
 		if asked++; asked == 1 { // then silent, as a worker stuck or cut off
