@@ -69,6 +69,10 @@
 // before the first such time take it, and a trace without one is stamped with
 // the Unix epoch.
 //
+// EachReferenceEvent gives the same events one at a time, for a trace too
+// large to hold decoded: it indexes the actions in a first reading and
+// decodes them one by one in a second.
+//
 // The conversion keeps everything, so that EncodeReference can write the
 // trace back; it normalises only this: artifact ids, inputs, outputs,
 // derived_from and supersedes become strings (a number keeps its JSON

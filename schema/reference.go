@@ -379,27 +379,39 @@ func (d *refDecoder) artifacts(raws []json.RawMessage) []*refArtifact {
 // derives its Status when the trace gives none, and keeps in Extra every
 // member the action does not reproduce.
 func finishActions(actions []*refAction, artifacts []*refArtifact) {
+	produced := producedBy(artifacts)
+	for _, a := range actions {
+		finishAction(a, produced)
+	}
+}
+
+// producedBy maps each producer action id to the artifacts it produced,
+// in file order.
+func producedBy(artifacts []*refArtifact) map[int64][]string {
 	produced := make(map[int64][]string)
 	for _, art := range artifacts {
 		if p := art.ProducerActionID; p != nil {
 			produced[*p] = append(produced[*p], art.ID)
 		}
 	}
-	for _, a := range actions {
-		a.Outputs = unique(append(a.Outputs, produced[a.ID]...))
-		if a.Status == "" {
-			a.Status = DeriveStatus(a.ResultSummary)
-		}
-		if !a.fast {
-			a.Extra = leftovers(a.obj, &a.Action)
-			continue
-		}
-		if a.status != nil && a.Status == "" {
-			a.Extra = withMember(a.Extra, "status", a.status)
-		}
-		if a.outputs != nil && len(a.Outputs) == 0 {
-			a.Extra = withMember(a.Extra, "outputs", a.outputs)
-		}
+	return produced
+}
+
+// finishAction completes one action as finishActions does.
+func finishAction(a *refAction, produced map[int64][]string) {
+	a.Outputs = unique(append(a.Outputs, produced[a.ID]...))
+	if a.Status == "" {
+		a.Status = DeriveStatus(a.ResultSummary)
+	}
+	if !a.fast {
+		a.Extra = leftovers(a.obj, &a.Action)
+		return
+	}
+	if a.status != nil && a.Status == "" {
+		a.Extra = withMember(a.Extra, "status", a.status)
+	}
+	if a.outputs != nil && len(a.Outputs) == 0 {
+		a.Extra = withMember(a.Extra, "outputs", a.outputs)
 	}
 }
 
@@ -429,37 +441,11 @@ func withMember(m map[string]json.RawMessage, key string, raw json.RawMessage) m
 }
 
 // order appends to events (and their origins to from) the actions and
-// artifacts interleaved: each action followed by the artifacts it
-// produced, in file order; an artifact with no producer in the trace just
-// before the first action that takes it as input (by id or name), or first
-// of all when no action does. actions are sorted by id.
+// artifacts interleaved as placeArtifacts places them. actions are sorted
+// by id.
 func order(events []Event, from []refOrigin, actions []*refAction, artifacts []*refArtifact) ([]Event, []refOrigin) {
-	// Each artifact gets a slot: 0 before everything, 2i+1 just before
-	// action i, 2i+2 just after it; a stable sort by slot keeps file order
-	// within one.
-	type placed struct {
-		slot int
-		art  *refArtifact
-	}
-	arts := make([]placed, len(artifacts))
-	var firstUse map[string]int // input → first position, made when needed
-	for j, art := range artifacts {
-		if i, ok := producerPos(actions, art.ProducerActionID); ok {
-			arts[j] = placed{2*i + 2, art}
-			continue
-		}
-		if firstUse == nil {
-			firstUse = inputsFirstUse(actions)
-		}
-		slot := 0
-		for _, key := range []string{art.ID, art.Name} {
-			if i, ok := firstUse[key]; ok && key != "" && (slot == 0 || 2*i+1 < slot) {
-				slot = 2*i + 1
-			}
-		}
-		arts[j] = placed{slot, art}
-	}
-	slices.SortStableFunc(arts, func(a, b placed) int { return cmp.Compare(a.slot, b.slot) })
+	arts := placeArtifacts(artifacts, func(id *int64) (int, bool) { return producerPos(actions, id) },
+		func() map[string]int { return inputsFirstUse(actions) })
 	k := 0
 	emit := func(upTo int) {
 		for ; k < len(arts) && arts[k].slot <= upTo; k++ {
@@ -475,6 +461,42 @@ func order(events []Event, from []refOrigin, actions []*refAction, artifacts []*
 		emit(2*i + 2)
 	}
 	return events, from
+}
+
+// placed is an artifact and its slot among the actions sorted by id: 0
+// before everything, 2i+1 just before action i, 2i+2 just after it.
+type placed struct {
+	slot int
+	art  *refArtifact
+}
+
+// placeArtifacts gives each artifact its slot, sorted by slot and in file
+// order within one: just after the action that produced it (its position
+// given by producerPos); with no producer in the trace, just before the
+// first action that takes it as input, by id or name (firstUse, asked for
+// once when needed, maps an input to that action's position), or first of
+// all when no action does.
+func placeArtifacts(artifacts []*refArtifact, producerPos func(id *int64) (int, bool), firstUse func() map[string]int) []placed {
+	arts := make([]placed, len(artifacts))
+	var uses map[string]int
+	for j, art := range artifacts {
+		if i, ok := producerPos(art.ProducerActionID); ok {
+			arts[j] = placed{2*i + 2, art}
+			continue
+		}
+		if uses == nil {
+			uses = firstUse()
+		}
+		slot := 0
+		for _, key := range []string{art.ID, art.Name} {
+			if i, ok := uses[key]; ok && key != "" && (slot == 0 || 2*i+1 < slot) {
+				slot = 2*i + 1
+			}
+		}
+		arts[j] = placed{slot, art}
+	}
+	slices.SortStableFunc(arts, func(a, b placed) int { return cmp.Compare(a.slot, b.slot) })
+	return arts
 }
 
 // producerPos returns the position of the action whose id is *id, in

@@ -73,6 +73,13 @@ func TestDecodeReferenceGeneratedFastMatchesSlow(t *testing.T) {
 			if !reflect.DeepEqual(fast, slow) {
 				t.Fatalf("trace %d: conversions disagree:\nfast %#v\nslow %#v", i, fast, slow)
 			}
+			var streamed []schema.Event
+			if !schema.EachReferenceEvent(data, func(e *schema.Event) { streamed = append(streamed, *e) }) {
+				t.Fatalf("trace %d: EachReferenceEvent gives up on a clean trace", i)
+			}
+			if !reflect.DeepEqual(streamed, slow) {
+				t.Fatalf("trace %d: EachReferenceEvent disagrees:\nstreamed %#v\nslow     %#v", i, streamed, slow)
+			}
 		}
 	}
 	t.Run("as read", compare)

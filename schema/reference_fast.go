@@ -23,6 +23,9 @@ type refFast struct {
 	strs    map[string]string // short strings already made, to share them
 	arena   []byte            // raw values are copied here
 	actions []refAction       // the current slab of actions
+	// index, when set, receives the actions' index (indexActions)
+	// instead of their decoding.
+	index *actionIndex
 }
 
 // maxShared is the longest string refFast shares between values, and
@@ -256,7 +259,9 @@ func (f *refFast) trace() (start *RunStart, actions []*refAction, artifacts []*r
 		switch key := f.key(); key {
 		case "actions":
 			f.once(&seen, 0)
-			if hasActions = f.array(); hasActions {
+			if hasActions = f.array(); hasActions && f.index != nil {
+				f.indexActions()
+			} else if hasActions {
 				actions = f.actionList()
 			}
 		case "artifacts":

@@ -25,8 +25,16 @@ func compareReferencePaths(t *testing.T, data []byte) bool {
 			data, got, slow, gotWarn, slowWarn, gotErr, slowErr)
 	}
 	fast, ok := DecodeReferenceFast(data)
+	var streamed []Event
+	streamOK := EachReferenceEvent(data, func(e *Event) { streamed = append(streamed, *e) })
+	if streamOK != ok {
+		t.Fatalf("EachReferenceEvent handed every event: %v, the fast conversion accepted: %v, on %q", streamOK, ok, data)
+	}
 	if !ok {
 		return false
+	}
+	if !reflect.DeepEqual(streamed, fast) {
+		t.Fatalf("EachReferenceEvent differs from the fast conversion on %q:\nstreamed %#v\nfast     %#v", data, streamed, fast)
 	}
 	if slowErr != nil || slowWarn != nil {
 		t.Fatalf("the fast conversion accepts %q, which has problems or warnings: %v %v", data, slowErr, slowWarn)

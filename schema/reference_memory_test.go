@@ -69,3 +69,37 @@ func TestDecodeReferenceMemory(t *testing.T) {
 		t.Errorf("held per action grows with the trace: %.0f B at 10k actions, %.0f B at 40k", f[0], f[1])
 	}
 }
+
+// TestEachReferenceEventMemory: handing a reference trace's events one at
+// a time holds, besides the trace's bytes, a few dozen bytes per action
+// (the index), not the events: measured with the events handed so far
+// dropped, halfway through and at the last event, on traces of 10k and
+// 40k actions.
+func TestEachReferenceEventMemory(t *testing.T) {
+	for _, n := range []int{10000, 40000} {
+		data := generatedReference(t, n)
+		var ms runtime.MemStats
+		runtime.GC()
+		runtime.GC() // what pools kept goes at the second
+		runtime.ReadMemStats(&ms)
+		before := ms.HeapAlloc
+		var peak uint64
+		handed := 0
+		ok := schema.EachReferenceEvent(data, func(e *schema.Event) {
+			handed++
+			if handed == n/2 || e.Type == schema.TypeRunFinish {
+				runtime.GC()
+				runtime.ReadMemStats(&ms)
+				peak = max(peak, ms.HeapAlloc-min(ms.HeapAlloc, before))
+			}
+		})
+		runtime.KeepAlive(data)
+		if !ok || handed < n {
+			t.Fatalf("%d actions: handed %d events, ok %v", n, handed, ok)
+		}
+		t.Logf("%d actions: %.0f B per action held while handing them", n, float64(peak)/float64(n))
+		if perAction := float64(peak) / float64(n); perAction > 100 {
+			t.Errorf("%d actions: %.0f B per action held while handing them, want under 100 (decoded whole, they take about 780)", n, perAction)
+		}
+	}
+}

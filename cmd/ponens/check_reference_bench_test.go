@@ -2,20 +2,21 @@ package main
 
 import (
 	"bytes"
-	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/ponens/ponens/config"
 	"github.com/ponens/ponens/internal/gen"
-	"github.com/ponens/ponens/monitor"
 	"github.com/ponens/ponens/schema"
 )
 
 // BenchmarkCheckReference is `ponens check --rules R` with one rule on the
 // generated 50k-action reference trace of docs/performance.md (the run
-// tracegen -reference writes), verdict stream and summary.json written.
+// tracegen -reference writes), verdict stream and summary.json written:
+// the trace decoded whole, and checked as its events are decoded (what
+// traces from streamReferenceMin bytes get).
 func BenchmarkCheckReference(b *testing.B) {
 	var stream bytes.Buffer
 	if err := gen.WriteStream(&stream, 1, 50000); err != nil {
@@ -38,15 +39,17 @@ func BenchmarkCheckReference(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.SetBytes(int64(len(data)))
-	for b.Loop() {
-		checked, done, err := streamChecks([]string{p}, config.TraceConfig{}, []*monitor.Engine{eng}, io.Discard, newProgress(io.Discard, 1, progressMin, "", ""))
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := writeCheck(eng.Rules(), checked, b.TempDir(), filepath.Join(b.TempDir(), "v")); err != nil {
-			b.Fatal(err)
-		}
-		done()
+	defer func(min int64) { streamReferenceMin = min }(streamReferenceMin)
+	for _, read := range []struct {
+		name string
+		min  int64
+	}{{"whole", math.MaxInt64}, {"as-it-goes", 0}} {
+		b.Run("read="+read.name, func(b *testing.B) {
+			streamReferenceMin = read.min
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				checkFile(b, p, eng)
+			}
+		})
 	}
 }

@@ -58,7 +58,12 @@ func streamChecks(paths []string, limits config.TraceConfig, engines []*monitor.
 		if fc.err != nil {
 			fc.err = exitWith(exitBadInput, "%v", fc.err)
 		} else if !streamed {
-			fc.runs, fc.release, fc.err = wholeFile(p, lim, engs[0], &fc.notes)
+			fc.runs, streamed, fc.err = streamReference(p, lim, engs[0], pool)
+			if fc.err != nil {
+				fc.err = exitWith(exitBadInput, "%v", fc.err)
+			} else if !streamed {
+				fc.runs, fc.release, fc.err = wholeFile(p, lim, engs[0], &fc.notes)
+			}
 		}
 		tick.Lock()
 		prog.tick()
@@ -409,6 +414,7 @@ func (r *liveRun) feed(ev *schema.Event, enc []byte, spill *spills, buf *scratch
 	if ev.Type.IsTerminal() && r.closing == nil {
 		r.closing = &schema.Event{Type: ev.Type, Seq: ev.Seq}
 		r.Outcome = schema.RunOutcome([]schema.Event{*r.closing})
+		r.Implied = ev.End != nil && ev.End.Implied
 	}
 	r.Count++
 	if r.pend == nil {
@@ -425,6 +431,60 @@ func (r *liveRun) feed(ev *schema.Event, enc []byte, spill *spills, buf *scratch
 	if err != nil {
 		r.err = fmt.Errorf("ponens check: spill file: %w", err)
 	}
+}
+
+// streamReferenceMin is the size from which a reference trace is checked
+// as its events are decoded (streamReference) rather than decoded whole.
+var streamReferenceMin int64 = 16 << 20
+
+// referenceBatch is how many events of a reference trace go to the
+// goroutine monitoring it at a time.
+const referenceBatch = 256
+
+// streamReference checks the reference trace at p, when it is at least
+// streamReferenceMin bytes, as its events are decoded
+// (tracefile.EachReferenceEvent), so that its events are not all held at
+// once: this goroutine decodes them and encodes their JSON, a shard
+// monitors the run and writes its spills. streamed is false when the trace
+// is smaller, not a clean reference trace, or its reading gave up part of
+// the way; what was monitored is then dropped, and the caller reads the
+// file whole.
+func streamReference(p string, lim tracefile.Limits, eng *monitor.Engine, pool *spillPool) (out []*liveRun, streamed bool, err error) {
+	if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() || st.Size() < streamReferenceMin {
+		return nil, false, nil
+	}
+	sp, err := pool.get()
+	if err != nil {
+		return nil, false, err
+	}
+	defer pool.put(sp)
+	sh := &shard{eng: eng, sp: sp, in: make(chan []shardEvent, 4)}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sh.monitor(p)
+	}()
+	var r *liveRun
+	var batch []shardEvent
+	streamed, err = tracefile.EachReferenceEvent(p, lim, func(ev *schema.Event) {
+		if r == nil {
+			r = &liveRun{checkedRun: checkedRun{File: p, RunID: ev.RunID, Outcome: schema.OutcomeCanceled}}
+		}
+		batch = append(batch, shardEvent{run: r, ev: ev})
+		if len(batch) == referenceBatch {
+			sh.in <- batch
+			batch = nil
+		}
+	})
+	if len(batch) > 0 {
+		sh.in <- batch
+	}
+	close(sh.in)
+	<-done
+	if err != nil || !streamed || r == nil {
+		return nil, false, err
+	}
+	return []*liveRun{r}, true, nil
 }
 
 // wholeFile reads the trace file at p whole (readTraces) and monitors its

@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +15,7 @@ import (
 	"github.com/ponens/ponens/config"
 	"github.com/ponens/ponens/ingest/tracefile"
 	"github.com/ponens/ponens/internal/gen"
+	"github.com/ponens/ponens/monitor"
 	"github.com/ponens/ponens/schema"
 )
 
@@ -21,12 +24,13 @@ import (
 func streamTestTraces(t *testing.T) []string {
 	t.Helper()
 	var out []string
-	for _, root := range []string{"../../examples/traces", "../../schema/testdata", "../../ingest", "testdata/check/traces"} {
+	references := []string{"../../examples/traces", "../../testdata/corpus/traces"}
+	for _, root := range append([]string{"../../schema/testdata", "../../ingest", "testdata/check/traces"}, references...) {
 		filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() || isOutput(p) {
 				return err
 			}
-			if strings.HasSuffix(p, ".jsonl") || (root == "../../examples/traces" && strings.HasSuffix(p, ".json")) {
+			if strings.HasSuffix(p, ".jsonl") || (slices.Contains(references, root) && strings.HasSuffix(p, ".json")) {
 				out = append(out, p)
 			}
 			return nil
@@ -39,11 +43,13 @@ func streamTestTraces(t *testing.T) []string {
 }
 
 // TestCheckStreamingMatchesWhole checks every test trace, all at once and
-// one at a time, reading event streams as they go (streamChecks, on one
-// goroutine and on four) and whole (checkWhole),
+// one at a time, reading event streams and reference traces as they go
+// (streamChecks, on one goroutine and on four) and whole (checkWhole),
 // with one rule and with the 20 pure rules, and compares summary.json and
 // every verdict stream byte for byte.
 func TestCheckStreamingMatchesWhole(t *testing.T) {
+	defer func(min int64) { streamReferenceMin = min }(streamReferenceMin)
+	streamReferenceMin = 0 // every reference trace read as it goes
 	for _, rules := range []string{"testdata/check/rules.yaml", "../../monitor/testdata/pure20.yaml"} {
 		rf := ruleFlags{rules: []string{rules}}
 		engs, err := loadEngines(&rf, config.RulesConfig{}, false, 4)
@@ -63,14 +69,22 @@ func TestCheckStreamingMatchesWhole(t *testing.T) {
 			}
 			ok := t.Run(filepath.Base(rules)+"/"+name, func(t *testing.T) {
 				var outs [3]string // streaming, whole, streaming on 4 goroutines
+				var implied [3][]string
 				for i := range outs {
 					outs[i] = t.TempDir()
 					var err error
 					var res *checkResult
 					if i != 1 {
-						checked, done, err := streamChecks(trs, config.TraceConfig{}, engs[:1+3*(i/2)], io.Discard, newProgress(io.Discard, 1, progressMin, "", ""))
+						var checked []checkedRun
+						var done func()
+						checked, done, err = streamChecks(trs, config.TraceConfig{}, engs[:1+3*(i/2)], io.Discard, newProgress(io.Discard, 1, progressMin, "", ""))
 						if err != nil {
 							t.Fatal(err)
+						}
+						for _, c := range checked {
+							if c.Events != nil && readsClean(t, c.File) {
+								t.Errorf("%s was read whole", c.File)
+							}
 						}
 						res, err = writeCheck(eng.Rules(), checked, outs[i], filepath.Join(outs[i], "v"))
 						done()
@@ -80,15 +94,35 @@ func TestCheckStreamingMatchesWhole(t *testing.T) {
 					if err != nil || res == nil {
 						t.Fatal(err)
 					}
+					implied[i] = res.implied
 				}
 				same(t, outs[0], outs[1])
 				same(t, outs[0], outs[2])
+				if !slices.Equal(implied[0], implied[1]) || !slices.Equal(implied[0], implied[2]) {
+					t.Errorf("runs ended as completed without an outcome: streaming %v, whole %v, on 4 goroutines %v", implied[0], implied[1], implied[2])
+				}
 			})
 			if !ok {
 				return
 			}
 		}
 	}
+}
+
+// readsClean reports whether the trace file p is an event stream or a
+// reference trace without problems or warnings, which a check reads as it
+// goes (a trace with warnings is read whole, so that they are reported).
+func readsClean(t *testing.T, p string) bool {
+	t.Helper()
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !schema.IsReference(data) {
+		return true
+	}
+	_, ok := schema.DecodeReferenceFast(data)
+	return ok
 }
 
 // TestScanStreams checks that the test event streams are read as they go
@@ -191,4 +225,69 @@ func TestCheckParallelMatchesSequential(t *testing.T) {
 		}
 	}
 	same(t, outs[0], outs[1])
+}
+
+// TestStreamReferenceGivesUpPartWay: a reference trace whose reading as
+// it goes gives up at its fourth action, after events were monitored, is
+// checked as reading it whole checks it (nothing of the first attempt
+// kept): with a warning (a label given as a number), the same notes,
+// summary.json and verdict files; with a problem, the
+// same error (an action without a type).
+func TestStreamReferenceGivesUpPartWay(t *testing.T) {
+	defer func(min int64) { streamReferenceMin = min }(streamReferenceMin)
+	rf := ruleFlags{rules: []string{"testdata/check/rules.yaml"}}
+	eng, err := loadEngine(&rf, config.RulesConfig{}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	action := func(id int, typ, more string) string {
+		return fmt.Sprintf(`{"id": %d, "type": %q, "status": "completed"%s}`, id, typ, more)
+	}
+	for name, fourth := range map[string]string{
+		"warning": action(4, "GitCommit", `, "label": 42`),
+		"problem": `{"id": 4, "status": "completed"}`, // no type
+	} {
+		t.Run(name, func(t *testing.T) {
+			trace := `{"trace_id": "part-way", "actions": [` + action(1, "EditFile", "") + ", " + action(2, "RunTests", "") + ", " +
+				action(3, "EditFile", "") + ", " + fourth + ", " + action(5, "GitCommit", "") + `], "outcome": {"type": "ProcessCompleted"}}`
+			p := filepath.Join(t.TempDir(), "part-way.json")
+			if err := os.WriteFile(p, []byte(trace), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			handed := 0
+			if schema.EachReferenceEvent([]byte(trace), func(*schema.Event) { handed++ }) || handed != 4 {
+				t.Fatalf("read as it goes: %d events handed before giving up, want 4 (run.start and three actions)", handed)
+			}
+			var outs, notes, errs [2]string
+			for i, min := range []int64{0, math.MaxInt64} {
+				streamReferenceMin = min
+				outs[i] = t.TempDir()
+				var buf bytes.Buffer
+				checked, done, err := streamChecks([]string{p}, config.TraceConfig{}, []*monitor.Engine{eng}, &buf, newProgress(io.Discard, 1, progressMin, "", ""))
+				notes[i] = buf.String()
+				if err != nil {
+					errs[i] = err.Error()
+					continue
+				}
+				if len(checked) != 1 {
+					t.Fatalf("%d runs checked, want 1", len(checked))
+				}
+				if _, err := writeCheck(eng.Rules(), checked, outs[i], filepath.Join(outs[i], "v")); err != nil {
+					t.Fatal(err)
+				}
+				done()
+			}
+			if notes[0] != notes[1] || errs[0] != errs[1] {
+				t.Fatalf("as it goes: notes %q, error %q; whole: notes %q, error %q", notes[0], errs[0], notes[1], errs[1])
+			}
+			if name == "warning" {
+				if !strings.Contains(notes[0], "label") {
+					t.Fatalf("no warning about the label: %q", notes[0])
+				}
+				same(t, outs[0], outs[1])
+			} else if errs[0] == "" {
+				t.Fatal("a repeated key accepted")
+			}
+		})
+	}
 }

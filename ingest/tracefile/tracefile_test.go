@@ -5,9 +5,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime/debug"
 	"testing"
 
+	"github.com/ponens/ponens/internal/readlimit"
 	"github.com/ponens/ponens/schema"
 )
 
@@ -99,4 +101,46 @@ func gcPercent() int {
 	p := debug.SetGCPercent(-1)
 	debug.SetGCPercent(p)
 	return p
+}
+
+// EachReferenceEvent hands a clean reference trace's events, those
+// ReadFile gives, with the collector tightened while it reads and
+// restored after; it hands nothing and says so for an event stream, a
+// trace with warnings and a refused one; trace.max_reference_bytes does
+// not bound it, trace.max_file_bytes does.
+func TestEachReferenceEvent(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(130))
+	clean := "../../schema/testdata/reference/deploy_aborted.json"
+	f, err := ReadFile(clean, Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Release()
+	var got []schema.Event
+	during := 0
+	ok, err := EachReferenceEvent(clean, Limits{MaxReferenceBytes: 100}, func(e *schema.Event) {
+		got = append(got, *e)
+		during = gcPercent()
+	})
+	if err != nil || !ok || !reflect.DeepEqual(got, f.Runs[0].Events) {
+		t.Errorf("clean trace: ok %v, err %v, %d events, want the %d ReadFile gives", ok, err, len(got), len(f.Runs[0].Events))
+	}
+	if during != streamGCPercent || gcPercent() != 130 {
+		t.Errorf("GC percent while handing events %d, after %d; want %d and 130", during, gcPercent(), streamGCPercent)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	if err := os.WriteFile(bad, []byte(`{"trace_id": "t", "actions": [{"id": 1, "type": "A"}, {"id": 1, "type": "B"}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"../../schema/testdata/stream.jsonl", "../../testdata/corpus/traces/refund_violating.json", bad} {
+		n := 0
+		ok, err := EachReferenceEvent(p, Limits{}, func(*schema.Event) { n++ })
+		if ok || err != nil || n != 0 {
+			t.Errorf("%s: ok %v, err %v, %d events handed; want not ok, no error, none", p, ok, err, n)
+		}
+	}
+	var tooLarge *readlimit.TooLargeError
+	if _, err := EachReferenceEvent(clean, Limits{MaxFileBytes: 100}, func(*schema.Event) {}); !errors.As(err, &tooLarge) || tooLarge.Key != "trace.max_file_bytes" {
+		t.Errorf("over trace.max_file_bytes: %v", err)
+	}
 }

@@ -11,6 +11,11 @@
 // short command ends without ever marking the decoded values and a long
 // one collects as it would have.
 //
+// Tighten is for work that keeps a large buffer without pointers while it
+// allocates and drops much more: it lowers the collector's percentage so
+// that the heap stays near what is live rather than growing by a share of
+// the buffer.
+//
 // A soft memory limit (GOMEMLIMIT, or debug.SetMemoryLimit) still applies
 // while collection is held off: the collector runs when the heap reaches
 // it.
@@ -20,13 +25,15 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"slices"
 	"sync"
 )
 
 var (
 	mu      sync.Mutex
-	holders int // Hold and HoldUntilDoubled calls not yet released
-	percent int // the GC percentage to restore when the last one releases
+	holders int   // Hold and HoldUntilDoubled calls not yet released
+	tight   []int // the percentages of the Tighten calls not yet released
+	percent int   // the process's GC percentage, restored when the last hold or tightening ends
 
 	bounded int   // HoldUntilDoubled calls not yet released, of generation gen
 	limit   int64 // the memory limit to restore when they end
@@ -93,21 +100,66 @@ func HoldUntilDoubled() (release func()) {
 	}
 }
 
-// acquire counts a hold, turning the collector off at the first; mu is held.
-func acquire() {
-	if holders == 0 {
-		percent = debug.SetGCPercent(-1)
+// Tighten lowers the collector's percentage (GOGC) to at most p until
+// release is called: for work that keeps a large buffer without pointers,
+// such as the bytes of a file it reads twice, while it allocates and drops
+// much more. The collector's usual headroom is a share of the live heap,
+// here mostly the buffer; marking the buffer costs nothing, so collecting
+// more often costs little and keeps the heap near what is live. A Hold in
+// effect wins (collection stays off), and so does collection turned off
+// by the process's own setting; tightenings may overlap, from any
+// goroutine, and the lowest applies. release may be called more than once.
+func Tighten(p int) (release func()) {
+	mu.Lock()
+	begin()
+	tight = append(tight, p)
+	apply()
+	mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			mu.Lock()
+			i := slices.Index(tight, p)
+			tight = slices.Delete(tight, i, i+1)
+			apply()
+			mu.Unlock()
+		})
 	}
-	holders++
 }
 
-// drop ends n holds, restoring the collector's setting at the last; mu is
-// held.
-func drop(n int) {
-	holders -= n
-	if holders == 0 {
+// begin records the process's GC percentage when no hold or tightening
+// is in effect; mu is held.
+func begin() {
+	if holders == 0 && len(tight) == 0 {
+		percent = debug.SetGCPercent(-1)
+	}
+}
+
+// apply sets the collector's percentage for the holds and tightenings in
+// effect; mu is held.
+func apply() {
+	switch {
+	case holders > 0:
+		debug.SetGCPercent(-1)
+	case len(tight) > 0: // the process's -1 (collection off) is the least
+		debug.SetGCPercent(min(percent, slices.Min(tight)))
+	default:
 		debug.SetGCPercent(percent)
 	}
+}
+
+// acquire counts a hold, turning the collector off; mu is held.
+func acquire() {
+	begin()
+	holders++
+	apply()
+}
+
+// drop ends n holds, restoring the collector's setting at the last (or
+// the tightenings' percentage); mu is held.
+func drop(n int) {
+	holders -= n
+	apply()
 }
 
 // endBounded restores the memory limit and starts a new generation, so

@@ -165,3 +165,63 @@ func TestHoldUntilDoubledCollectsWhenMemoryDoubles(t *testing.T) {
 		t.Fatalf("no collection while allocating four times the %d bytes in use under the hold", inUse)
 	}
 }
+
+func TestTightenLowersUntilTheLastRelease(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(150))
+	a := Tighten(50)
+	if p := gcPercent(); p != 50 {
+		t.Fatalf("GC percent tightened to 50: %d", p)
+	}
+	b := Tighten(25)
+	c := Tighten(400) // never raises it
+	if p := gcPercent(); p != 25 {
+		t.Fatalf("GC percent tightened to 50, 25 and 400: %d, want the lowest", p)
+	}
+	b()
+	b()
+	if p := gcPercent(); p != 50 {
+		t.Fatalf("GC percent with 50 and 400 left: %d, want 50", p)
+	}
+	a()
+	if p := gcPercent(); p != 150 {
+		t.Fatalf("GC percent with 400 left: %d, want the 150 set before (never raised)", p)
+	}
+	c()
+	if p := gcPercent(); p != 150 {
+		t.Fatalf("GC percent after the last release: %d, want 150", p)
+	}
+}
+
+func TestHoldWinsOverTighten(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	tightened := Tighten(25)
+	held := Hold()
+	if p := gcPercent(); p != -1 {
+		t.Fatalf("GC percent held and tightened: %d, want -1 (off)", p)
+	}
+	held()
+	if p := gcPercent(); p != 25 {
+		t.Fatalf("GC percent once the hold ends: %d, want the tightening's 25", p)
+	}
+	held = Hold()
+	tightened()
+	if p := gcPercent(); p != -1 {
+		t.Fatalf("GC percent after the tightening ends during a hold: %d, want -1", p)
+	}
+	held()
+	if p := gcPercent(); p != 100 {
+		t.Fatalf("GC percent after both: %d, want the 100 set before", p)
+	}
+}
+
+func TestTightenKeepsGOGCOff(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	release := Tighten(25)
+	if p := gcPercent(); p != -1 {
+		t.Fatalf("GC percent tightened with collection off by the process: %d, want -1", p)
+	}
+	release()
+	if p := gcPercent(); p != -1 {
+		t.Fatalf("GC percent after: %d, want -1", p)
+	}
+}
