@@ -143,8 +143,8 @@ type TraceConfig struct {
 	MaxFileBytes int64 `mapstructure:"max_file_bytes" yaml:"max_file_bytes"`
 	// MaxReferenceBytes is the largest reference trace (one JSON object)
 	// decoded whole, which costs many times its size in memory. A check
-	// reads a clean reference trace of 16 MiB or more as it goes instead,
-	// bounded by MaxFileBytes only.
+	// with rules reads a clean larger one (and any clean one of 16 MiB or
+	// more) as it goes instead, bounded by MaxFileBytes only.
 	MaxReferenceBytes int64 `mapstructure:"max_reference_bytes" yaml:"max_reference_bytes"`
 }
 

@@ -176,6 +176,10 @@ func TestDecodeReferenceReadAhead(t *testing.T) {
 		{"a repeated key ahead", head + `{"id": 1, "type": "A"}, {"id": 2, "type": "B"}, {"id": 3, "type": "C"}, {"id": 4, "type": "D", "type": "E"}]}`, false},
 		{"malformed ahead", head + `{"id": 1, "type": "A"}, {"id": 2, "type": "B"}, {"id": 3, "type": "C"}, {"id": 4, "type": "D"]}`, false},
 		{"no id ahead, the array left open", head + `{"id": 1, "type": "A"}, {"id": 2, "type": "B"}, {"id": 3, "type": "C"}, {"type": "D"}, "x": 1}`, false},
+		// Nesting at the scanner's bound inside an evidence entry: read alike
+		// by every reader, whether it indexes the actions first or not.
+		{"evidence nested to the bound", head + `{"id": 1, "type": "A", "evidence": [{"type": "T", "deep": ` + strings.Repeat("[", 1000) + strings.Repeat("]", 1000) + `}]}]}`, true},
+		{"evidence nested past the bound", head + `{"id": 1, "type": "A", "evidence": [{"type": "T", "deep": ` + strings.Repeat("[", 1001) + strings.Repeat("]", 1001) + `}]}]}`, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := compareReferencePaths(t, []byte(tc.trace)); got != tc.fast {

@@ -116,7 +116,8 @@ func (ix *actionIndex) firstUse() map[string]int {
 // indexActions reads the elements of actions as the first reading of
 // EachReferenceEvent does: each must be an object with an integer id;
 // its inputs and whether its timestamp parses are noted, every other
-// member is skipped (the second reading checks them).
+// member is skipped (the second reading checks them), nesting counted as
+// the second reading counts it.
 func (f *refFast) indexActions() {
 	s := &f.s
 	ix := f.index
@@ -142,6 +143,8 @@ func (f *refFast) indexActions() {
 				ref.hasTime = !parseTime(ts).IsZero()
 			case "inputs":
 				inputs, _, _ = f.ids()
+			case "evidence":
+				f.skipEvidence()
 			default:
 				s.value()
 			}
@@ -158,6 +161,29 @@ func (f *refFast) indexActions() {
 			}
 		}
 		ix.refs = append(ix.refs, ref)
+	}
+}
+
+// skipEvidence passes over an action's evidence as refFast.evidence reads
+// it, its list and entries not counted as nesting, so that the scanner's
+// depth bound refuses the same values in both readings.
+func (f *refFast) skipEvidence() {
+	s := &f.s
+	if s.peek() != '[' {
+		s.value()
+		return
+	}
+	s.i++
+	for more := s.open(']'); more && !s.bad; more = s.next(']') {
+		if s.peek() != '{' {
+			s.value()
+			continue
+		}
+		s.i++
+		for more := s.open('}'); more && !s.bad; more = s.next('}') {
+			s.key()
+			s.value()
+		}
 	}
 }
 

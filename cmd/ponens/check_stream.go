@@ -13,6 +13,7 @@ import (
 
 	"github.com/ponens/ponens/config"
 	"github.com/ponens/ponens/ingest/tracefile"
+	"github.com/ponens/ponens/internal/readlimit"
 	"github.com/ponens/ponens/monitor"
 	"github.com/ponens/ponens/schema"
 )
@@ -22,9 +23,9 @@ import (
 // is decoded, each verdict goes to a spill file as it is produced, and
 // only the runs' monitor state, each rule's last verdict per run and where
 // each run's events and verdicts are in the spill files remain in memory
-// (the events' JSON is kept for the summary's content hash).
-// A file that is not read as a stream (a reference trace) is read whole,
-// as readTraces does. Errors come in readTraces' order: the first
+// (the events' JSON is kept for the summary's content hash). A large
+// reference trace is read as it goes too (streamReference); any other
+// reference trace is read whole, as readTraces does. Errors come in readTraces' order: the first
 // unreadable file, then a file without events, then the first run the
 // monitor refuses. The caller calls done when the results are written: it
 // closes the spill files and ends the holds on the collector that reading
@@ -441,18 +442,33 @@ var streamReferenceMin int64 = 16 << 20
 // goroutine monitoring it at a time.
 const referenceBatch = 256
 
-// streamReference checks the reference trace at p, when it is at least
-// streamReferenceMin bytes, as its events are decoded
-// (tracefile.EachReferenceEvent), so that its events are not all held at
-// once: this goroutine decodes them and encodes their JSON, a shard
-// monitors the run and writes its spills. streamed is false when the trace
-// is smaller, not a clean reference trace, or its reading gave up part of
-// the way; what was monitored is then dropped, and the caller reads the
-// file whole.
+// streamReference checks the reference trace at p as its events are
+// decoded (tracefile.EachReferenceEvent), so that its events are not all
+// held at once, when it is at least streamReferenceMin bytes or larger
+// than trace.max_reference_bytes lets a trace be decoded whole: this
+// goroutine decodes the events, a shard monitors the run, encodes its
+// events and writes its spills. streamed is false when the trace is
+// smaller, is an event stream, or its reading gave up part of the way (on
+// anything the whole-file reader would report or read leniently); what
+// was monitored is then dropped and the caller reads the file whole. A
+// trace given up on that is too large to be read whole is refused here,
+// saying why it was not read as it goes.
 func streamReference(p string, lim tracefile.Limits, eng *monitor.Engine, pool *spillPool) (out []*liveRun, streamed bool, err error) {
-	if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() || st.Size() < streamReferenceMin {
+	st, err := os.Stat(p)
+	if err != nil || !st.Mode().IsRegular() {
 		return nil, false, nil
 	}
+	tooLarge := lim.MaxReferenceBytes > 0 && st.Size() > lim.MaxReferenceBytes
+	if st.Size() < streamReferenceMin && !tooLarge {
+		return nil, false, nil
+	}
+	reference := false
+	defer func() {
+		if err == nil && reference && !streamed && tooLarge {
+			err = fmt.Errorf("%w; a clean reference trace this large is checked as it is read, but this one holds what only reading it whole reports or reads leniently (a warning, a problem, a repeated or escaped key): raise trace.max_reference_bytes to read it whole",
+				&readlimit.TooLargeError{Path: p, Size: st.Size(), Limit: lim.MaxReferenceBytes, Key: "trace.max_reference_bytes"})
+		}
+	}()
 	sp, err := pool.get()
 	if err != nil {
 		return nil, false, err
@@ -466,7 +482,7 @@ func streamReference(p string, lim tracefile.Limits, eng *monitor.Engine, pool *
 	}()
 	var r *liveRun
 	var batch []shardEvent
-	streamed, err = tracefile.EachReferenceEvent(p, lim, func(ev *schema.Event) {
+	reference, streamed, err = tracefile.EachReferenceEvent(p, lim, func(ev *schema.Event) {
 		if r == nil {
 			r = &liveRun{checkedRun: checkedRun{File: p, RunID: ev.RunID, Outcome: schema.OutcomeCanceled}}
 		}

@@ -108,24 +108,25 @@ func ReadFile(path string, l Limits) (File, error) {
 
 // EachReferenceEvent reads the reference trace at path under l and hands
 // its events to fn as it decodes them (schema.EachReferenceEvent), so that
-// only the file's bytes and an index of its actions stay in memory. ok is
-// false when the file is not a clean reference trace (an event stream, a
-// trace with problems or warnings) or the reading gave up after handing
-// some events: the caller drops what it did with them and reads the file
-// with ReadFile, which says what is wrong. MaxFileBytes applies as in
-// ReadFile; MaxReferenceBytes, which bounds a trace decoded whole, does not:
-// read this way, a trace takes little more than its own size in memory.
-// While it reads, the collector runs more often than usual: marking the
-// file's bytes costs nothing, and the heap stays near what is live.
-func EachReferenceEvent(path string, l Limits, fn func(*schema.Event)) (ok bool, err error) {
+// only the file's bytes and an index of its actions stay in memory.
+// reference is false, and nothing is handed, when the file is not a
+// reference trace (an event stream). ok is false when it is one but not
+// clean (a trace with problems or warnings) or the reading gave up after
+// handing some events: the caller drops what it did with them and reads
+// the file with ReadFile, which says what is wrong. MaxFileBytes applies
+// as in ReadFile; MaxReferenceBytes, which bounds a trace decoded whole,
+// does not. While it reads, the collector runs more often than usual:
+// marking the file's bytes costs nothing, and the heap stays near what is
+// live.
+func EachReferenceEvent(path string, l Limits, fn func(*schema.Event)) (reference, ok bool, err error) {
 	data, err := readlimit.ReadFile(path, l.MaxFileBytes, "trace.max_file_bytes")
 	if err != nil || !schema.IsReference(data) {
-		return false, err
+		return false, false, err
 	}
 	// data stays to the end, so the collector's usual headroom, a share of
 	// the live heap, would be a share of the file (gcpause.Tighten).
 	defer gcpause.Tighten(streamGCPercent)()
-	return schema.EachReferenceEvent(data, fn), nil
+	return true, schema.EachReferenceEvent(data, fn), nil
 }
 
 // streamGCPercent is the collector's percentage while EachReferenceEvent

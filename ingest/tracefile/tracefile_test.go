@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime/debug"
+	"strings"
 	"testing"
 
 	"github.com/ponens/ponens/internal/readlimit"
@@ -118,11 +119,11 @@ func TestEachReferenceEvent(t *testing.T) {
 	f.Release()
 	var got []schema.Event
 	during := 0
-	ok, err := EachReferenceEvent(clean, Limits{MaxReferenceBytes: 100}, func(e *schema.Event) {
+	ref, ok, err := EachReferenceEvent(clean, Limits{MaxReferenceBytes: 100}, func(e *schema.Event) {
 		got = append(got, *e)
 		during = gcPercent()
 	})
-	if err != nil || !ok || !reflect.DeepEqual(got, f.Runs[0].Events) {
+	if err != nil || !ref || !ok || !reflect.DeepEqual(got, f.Runs[0].Events) {
 		t.Errorf("clean trace: ok %v, err %v, %d events, want the %d ReadFile gives", ok, err, len(got), len(f.Runs[0].Events))
 	}
 	if during != streamGCPercent || gcPercent() != 130 {
@@ -134,13 +135,13 @@ func TestEachReferenceEvent(t *testing.T) {
 	}
 	for _, p := range []string{"../../schema/testdata/stream.jsonl", "../../testdata/corpus/traces/refund_violating.json", bad} {
 		n := 0
-		ok, err := EachReferenceEvent(p, Limits{}, func(*schema.Event) { n++ })
-		if ok || err != nil || n != 0 {
-			t.Errorf("%s: ok %v, err %v, %d events handed; want not ok, no error, none", p, ok, err, n)
+		ref, ok, err := EachReferenceEvent(p, Limits{}, func(*schema.Event) { n++ })
+		if ref != strings.HasSuffix(p, ".json") || ok || err != nil || n != 0 {
+			t.Errorf("%s: reference %v, ok %v, err %v, %d events handed; want reference for a .json, not ok, no error, none", p, ref, ok, err, n)
 		}
 	}
 	var tooLarge *readlimit.TooLargeError
-	if _, err := EachReferenceEvent(clean, Limits{MaxFileBytes: 100}, func(*schema.Event) {}); !errors.As(err, &tooLarge) || tooLarge.Key != "trace.max_file_bytes" {
+	if _, _, err := EachReferenceEvent(clean, Limits{MaxFileBytes: 100}, func(*schema.Event) {}); !errors.As(err, &tooLarge) || tooLarge.Key != "trace.max_file_bytes" {
 		t.Errorf("over trace.max_file_bytes: %v", err)
 	}
 }
