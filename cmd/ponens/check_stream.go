@@ -25,9 +25,9 @@ import (
 // each run's events and verdicts are in the spill files remain in memory
 // (the events' JSON is kept for the summary's content hash). A large
 // reference trace is read as it goes too (streamReference); any other
-// reference trace is read whole, as readTraces does. Errors come in readTraces' order: the first
-// unreadable file, then a file without events, then the first run the
-// monitor refuses. The caller calls done when the results are written: it
+// reference trace is read whole, as readTraces does. Errors come in
+// readTraces' order: the first unreadable file, then a file without
+// events, then the first run the monitor refuses. The caller calls done when the results are written: it
 // closes the spill files and ends the holds on the collector that reading
 // reference traces left (tracefile.File.Release).
 //
@@ -462,13 +462,6 @@ func streamReference(p string, lim tracefile.Limits, eng *monitor.Engine, pool *
 	if st.Size() < streamReferenceMin && !tooLarge {
 		return nil, false, nil
 	}
-	reference := false
-	defer func() {
-		if err == nil && reference && !streamed && tooLarge {
-			err = fmt.Errorf("%w; a clean reference trace this large is checked as it is read, but this one holds what only reading it whole reports or reads leniently (a warning, a problem, a repeated or escaped key): raise trace.max_reference_bytes to read it whole",
-				&readlimit.TooLargeError{Path: p, Size: st.Size(), Limit: lim.MaxReferenceBytes, Key: "trace.max_reference_bytes"})
-		}
-	}()
 	sp, err := pool.get()
 	if err != nil {
 		return nil, false, err
@@ -482,7 +475,7 @@ func streamReference(p string, lim tracefile.Limits, eng *monitor.Engine, pool *
 	}()
 	var r *liveRun
 	var batch []shardEvent
-	reference, streamed, err = tracefile.EachReferenceEvent(p, lim, func(ev *schema.Event) {
+	reference, streamed, err := tracefile.EachReferenceEvent(p, lim, func(ev *schema.Event) {
 		if r == nil {
 			r = &liveRun{checkedRun: checkedRun{File: p, RunID: ev.RunID, Outcome: schema.OutcomeCanceled}}
 		}
@@ -497,10 +490,16 @@ func streamReference(p string, lim tracefile.Limits, eng *monitor.Engine, pool *
 	}
 	close(sh.in)
 	<-done
-	if err != nil || !streamed || r == nil {
+	switch {
+	case err != nil:
 		return nil, false, err
+	case reference && !streamed && tooLarge:
+		return nil, false, fmt.Errorf("%w; a clean reference trace this large is checked as it is read, but this one holds what only reading it whole reports or reads leniently (a warning, a problem, a repeated or escaped key): raise trace.max_reference_bytes to read it whole",
+			&readlimit.TooLargeError{Path: p, Size: st.Size(), Limit: lim.MaxReferenceBytes, Key: "trace.max_reference_bytes"})
+	case !streamed:
+		return nil, false, nil
 	}
-	return []*liveRun{r}, true, nil
+	return []*liveRun{r}, true, nil // the run's first event, run.start, made r
 }
 
 // wholeFile reads the trace file at p whole (readTraces) and monitors its
