@@ -12,6 +12,7 @@ import (
 	"github.com/ponens/ponens/internal/avxstate"
 	"github.com/ponens/ponens/internal/gen"
 	"github.com/ponens/ponens/schema"
+	segjson "github.com/segmentio/encoding/json"
 )
 
 // generatedReference returns the reference trace tracegen -reference writes
@@ -141,6 +142,38 @@ func BenchmarkHashAfterEncode(b *testing.B) {
 				}
 				_ = sha256.Sum256(line)
 			}
+		})
+	}
+}
+
+// BenchmarkAppendEventLine encodes the events of a generated run, one at a
+// time, with AppendEventLine (which writes them member by member) and with
+// segmentio/encoding alone (what AppendEventLine falls back to).
+func BenchmarkAppendEventLine(b *testing.B) {
+	evs, _, err := schema.DecodeReferenceWarn("1k.json", generatedReference(b, 1000))
+	if err != nil {
+		b.Fatal(err)
+	}
+	encoders := []struct {
+		name string
+		fn   func(dst []byte, ev *schema.Event) ([]byte, error)
+	}{
+		{"AppendEventLine", schema.AppendEventLine},
+		{"segmentio", func(dst []byte, ev *schema.Event) ([]byte, error) {
+			return segjson.Append(dst, ev, segjson.EscapeHTML|segjson.SortMapKeys)
+		}},
+	}
+	for _, enc := range encoders {
+		b.Run(enc.name, func(b *testing.B) {
+			var out []byte
+			i := 0
+			for b.Loop() {
+				if out, err = enc.fn(out[:0], &evs[i%len(evs)]); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/event")
 		})
 	}
 }
