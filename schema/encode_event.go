@@ -89,20 +89,13 @@ func (w *eventWriter) action(a *Action) {
 	w.strOpt(&first, `"status":`, a.Status)
 	w.strsOpt(&first, `"inputs":`, a.Inputs)
 	w.strsOpt(&first, `"outputs":`, a.Outputs)
-	if len(a.Evidence) > 0 {
-		w.dst = append(w.dst, `,"evidence":[`...)
-		for i := range a.Evidence {
-			if i > 0 {
-				w.dst = append(w.dst, ',')
-			}
-			e := &a.Evidence[i]
-			w.str(`{"type":`, e.Type)
-			w.strOpt(&first, `"ref":`, e.Ref)
-			w.extraOpt(&first, e.Extra)
-			w.dst = append(w.dst, '}')
-		}
-		w.dst = append(w.dst, ']')
-	}
+	w.arrayOpt(`,"evidence":[`, len(a.Evidence), func(i int) {
+		e := &a.Evidence[i]
+		w.str(`{"type":`, e.Type)
+		w.strOpt(&first, `"ref":`, e.Ref)
+		w.extraOpt(&first, e.Extra)
+		w.dst = append(w.dst, '}')
+	})
 	w.rawOpt(&first, `"request":`, a.Request)
 	w.strOpt(&first, `"timestamp":`, a.Timestamp)
 	w.strOpt(&first, `"capability":`, a.Capability)
@@ -118,16 +111,7 @@ func (w *eventWriter) action(a *Action) {
 	w.rawOpt(&first, `"payload":`, a.Payload)
 	w.rawOpt(&first, `"constraints":`, a.Constraints)
 	w.rawOpt(&first, `"requester":`, a.Requester)
-	if len(a.Artifacts) > 0 {
-		w.dst = append(w.dst, `,"artifacts":[`...)
-		for i := range a.Artifacts {
-			if i > 0 {
-				w.dst = append(w.dst, ',')
-			}
-			w.artifact(&a.Artifacts[i])
-		}
-		w.dst = append(w.dst, ']')
-	}
+	w.arrayOpt(`,"artifacts":[`, len(a.Artifacts), func(i int) { w.artifact(&a.Artifacts[i]) })
 	w.extraOpt(&first, a.Extra)
 	w.dst = append(w.dst, '}')
 }
@@ -159,6 +143,22 @@ func (w *eventWriter) member(first *bool, text string) {
 	}
 	*first = false
 	w.dst = append(w.dst, text...)
+}
+
+// arrayOpt appends open (a member's key and "[") and the n elements
+// element writes, unless n is 0 (omitempty).
+func (w *eventWriter) arrayOpt(open string, n int, element func(i int)) {
+	if n == 0 {
+		return
+	}
+	w.dst = append(w.dst, open...)
+	for i := range n {
+		if i > 0 {
+			w.dst = append(w.dst, ',')
+		}
+		element(i)
+	}
+	w.dst = append(w.dst, ']')
 }
 
 // str appends text and s as a JSON string.
