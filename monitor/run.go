@@ -32,7 +32,7 @@ type ruleState struct {
 	witness   int64 // the action at which progression hit ⊥
 	pastOff   int32
 	status    status // last emitted
-	leaning   schema.Leaning
+	leaning   leaning
 	triggered bool // some not_applicable trigger held
 	applies   bool // some action matched applies_when
 	violated  bool
@@ -67,14 +67,16 @@ const (
 
 var statusNames = [...]schema.VerdictStatus{schema.StatusSatisfied, schema.StatusViolated, schema.StatusPending, schema.StatusUnresolved}
 
-func statusOf(s schema.VerdictStatus) status {
-	for i, n := range statusNames {
-		if n == s {
-			return status(i)
-		}
-	}
-	return stSatisfied
-}
+// leaning is a pending verdict's leaning as a byte.
+type leaning uint8
+
+const (
+	lnNone leaning = iota
+	lnViolate
+	lnSatisfy
+)
+
+var leaningNames = [...]schema.Leaning{"", schema.LeaningViolate, schema.LeaningSatisfy}
 
 // chain memo bits: the producer's argument value is known, and its value;
 // whether some artifact in the ancestry (itself included) has a producer
@@ -122,11 +124,12 @@ func (r *Run) Add(ev *schema.Event) ([]schema.VerdictEvent, error) {
 }
 
 // AddEncoded is Add for an event decoded from data, its JSON form, which
-// the caller does not change afterwards: the run keeps data instead of the
-// decoded event as its last event, and decodes it again only if an
-// end-of-run verdict cites it. A decoded action is several times the size of
-// its JSON, and with many short open runs the last events are a large part
-// of what the runs hold.
+// the caller leaves as it is until its next Add, AddEncoded or End on the
+// run (the buffer may then be reused for the next event): the run keeps
+// data instead of the decoded event as its last event, and decodes it
+// again only if an end-of-run verdict cites it. A decoded action is
+// several times the size of its JSON, and with many short open runs the
+// last events are a large part of what the runs hold.
 func (r *Run) AddEncoded(ev *schema.Event, data []byte) ([]schema.VerdictEvent, error) {
 	vs, err := r.Add(ev)
 	if err == nil && !r.ended && !r.e.keepPositions { // kept positions hold the events anyway
@@ -206,7 +209,7 @@ func (r *Run) seal(p *trace.Position) {
 			// decision service judges the next steps against it.
 			if !rs.violated {
 				rs.violated, rs.atAction, rs.witness = true, true, p.Action.ID
-				r.emit(i, schema.StatusViolated, "", p.Event, r.e.in.blame(before, vals))
+				r.emit(i, stViolated, lnNone, p.Event, r.e.in.blame(before, vals))
 			}
 			continue
 		}
@@ -236,7 +239,7 @@ func (r *Run) judgeToolCall(p *trace.Position) {
 	}
 	rs := &r.rules[i]
 	rs.violated, rs.atAction, rs.witness = true, true, p.Action.ID
-	r.emit(i, schema.StatusViolated, "", p.Event, nil)
+	r.emit(i, stViolated, lnNone, p.Event, nil)
 }
 
 // classify works out a live rule's status from its obligation and emits it
@@ -246,13 +249,16 @@ func (r *Run) classify(i int, ev *schema.Event) {
 	o := rs.res
 	switch {
 	case o == r.e.in.true || o.invariant:
-		r.emit(i, schema.StatusSatisfied, "", ev, nil)
+		r.emit(i, stSatisfied, lnNone, ev, nil)
 	default:
-		leaning := schema.LeaningViolate
+		ln := lnViolate
 		if endValue(o, r.deferred(i)) {
-			leaning = schema.LeaningSatisfy
+			ln = lnSatisfy
 		}
-		r.emit(i, schema.StatusPending, leaning, ev, openObligation(o).origin)
+		if rs.status == stPending && rs.leaning == ln {
+			return // unchanged: no need to find the cause
+		}
+		r.emit(i, stPending, ln, ev, openObligation(o).origin)
 	}
 }
 
@@ -505,7 +511,7 @@ func (r *Run) finish(ev *schema.Event) {
 			continue
 		}
 		if prog.capability {
-			r.emit(i, schema.StatusSatisfied, "", cause, nil)
+			r.emit(i, stSatisfied, lnNone, cause, nil)
 			continue
 		}
 		if r.positions == 0 {
@@ -515,14 +521,14 @@ func (r *Run) finish(ev *schema.Event) {
 		def := r.deferred(i)
 		switch {
 		case closed && endValue(rs.res, def):
-			r.emit(i, schema.StatusSatisfied, "", cause, nil)
+			r.emit(i, stSatisfied, lnNone, cause, nil)
 		case closed:
 			rs.violated = true
-			r.emit(i, schema.StatusViolated, "", cause, blameEnd(rs.res, def))
+			r.emit(i, stViolated, lnNone, cause, blameEnd(rs.res, def))
 		case rs.res == r.e.in.true || rs.res.invariant:
-			r.emit(i, schema.StatusSatisfied, "", cause, nil)
+			r.emit(i, stSatisfied, lnNone, cause, nil)
 		default:
-			r.emit(i, schema.StatusUnresolved, "", cause, openObligation(rs.res).origin)
+			r.emit(i, stUnresolved, lnNone, cause, openObligation(rs.res).origin)
 		}
 	}
 }
@@ -534,14 +540,14 @@ func (r *Run) finishEmpty(i int, prog *program, cause *schema.Event, closed bool
 	holds := eval.HoldsAt(prog.rule.Formula, r.b.T, prog.opts, 0)
 	switch {
 	case closed && holds:
-		r.emit(i, schema.StatusSatisfied, "", cause, nil)
+		r.emit(i, stSatisfied, lnNone, cause, nil)
 	case closed:
 		rs.violated = true
-		r.emit(i, schema.StatusViolated, "", cause, prog.rule.Formula)
+		r.emit(i, stViolated, lnNone, cause, prog.rule.Formula)
 	case prog.init == r.e.in.true || prog.init.invariant:
-		r.emit(i, schema.StatusSatisfied, "", cause, nil)
+		r.emit(i, stSatisfied, lnNone, cause, nil)
 	default:
-		r.emit(i, schema.StatusUnresolved, "", cause, prog.rule.Formula)
+		r.emit(i, stUnresolved, lnNone, cause, prog.rule.Formula)
 	}
 }
 
@@ -578,18 +584,18 @@ func (r *Run) Results() []Result {
 }
 
 // emit appends a verdict if (status, leaning) differs from the last one.
-func (r *Run) emit(i int, status schema.VerdictStatus, leaning schema.Leaning, ev *schema.Event, cause ltl.Node) {
+func (r *Run) emit(i int, st status, ln leaning, ev *schema.Event, cause ltl.Node) {
 	rs := &r.rules[i]
-	if statusOf(status) == rs.status && leaning == rs.leaning {
+	if st == rs.status && ln == rs.leaning {
 		return
 	}
-	rs.status, rs.leaning = statusOf(status), leaning
+	rs.status, rs.leaning = st, ln
 	prog := r.e.progs[i]
 	v := schema.VerdictEvent{
 		RunID:   r.b.T.RunID,
 		Rule:    schema.RuleRef{ID: prog.rule.ID, Description: prog.rule.Description},
-		Status:  status,
-		Leaning: leaning,
+		Status:  statusNames[st],
+		Leaning: leaningNames[ln],
 		Mode:    prog.mode,
 	}
 	if ev == nil { // a run that ended before any event
@@ -597,7 +603,7 @@ func (r *Run) emit(i int, status schema.VerdictStatus, leaning schema.Leaning, e
 		return
 	}
 	v.Seq = ev.Seq
-	if cause != nil || status == schema.StatusViolated {
+	if cause != nil || st == stViolated {
 		v.Cause = &schema.Cause{Event: *ev, Subformula: prog.subformula(cause)}
 	}
 	r.e.out, r.e.outAt = append(r.e.out, v), append(r.e.outAt, ev.TS)

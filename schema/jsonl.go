@@ -122,7 +122,9 @@ func ScanJSONLBatches(name string, r io.Reader, maxLine, workers int, fn func(b 
 	defer close(stop)
 	for b := range ordered {
 		<-b.done
-		var out ScannedEvents
+		// The events accepted are moved to the front of the batch's own
+		// slices, which fn then owns.
+		out := ScannedEvents{Events: b.evs[:0], Encoded: b.encoded[:0]}
 		for i := range b.lines {
 			if sc.errs.full() {
 				break
@@ -174,9 +176,12 @@ const (
 // (in order) and to work (to be decoded), until the end of the stream, a
 // read error or stop.
 func readBatches(br *bufio.Reader, maxLine int, ordered, work chan<- *lineBatch, stop <-chan struct{}) {
+	used := batchBytes // bytes the last batch's lines took
 	for n := 1; ; {
 		b := &lineBatch{first: n, done: make(chan struct{})}
-		buf := make([]byte, 0, batchBytes+4096)
+		// Sized for lines like the last batch's: a buffer that fills up
+		// grows, the lines already read staying where they are.
+		buf := make([]byte, 0, min(batchBytes, used+used/8)+4096)
 		eof := false
 		for len(b.lines) < batchLines && len(buf) < batchBytes {
 			var line []byte
@@ -199,6 +204,7 @@ func readBatches(br *bufio.Reader, maxLine int, ordered, work chan<- *lineBatch,
 				break
 			}
 		}
+		used = len(buf)
 		select {
 		case ordered <- b:
 		case <-stop:
@@ -222,6 +228,10 @@ func (b *lineBatch) decode() {
 	b.problems = make([][]located, len(b.lines))
 	b.encoded = make([][]byte, len(b.lines))
 	var enc []byte
+	size := 0 // of the lines: an event's line encoded again is about as long
+	for _, line := range b.lines {
+		size += len(line)
+	}
 	strs := make(map[string]string)
 	for i, line := range b.lines {
 		if b.tooLong[i] {
@@ -234,7 +244,7 @@ func (b *lineBatch) decode() {
 		b.evs[i], b.problems[i] = decodeEventShared(line, strs)
 		if len(b.problems[i]) == 0 {
 			if enc == nil {
-				enc = make([]byte, 0, batchBytes+batchBytes/4)
+				enc = make([]byte, 0, size+size/8+1024)
 			}
 			start := len(enc)
 			var err error

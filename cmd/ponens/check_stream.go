@@ -156,20 +156,29 @@ func checkFiles(paths []string, workers int, check func(w int, path string) file
 // them back.
 type liveRun struct {
 	checkedRun
-	run     *monitor.Run
-	closing *schema.Event
-	chunks  chunks // of the events spill
-	vchunks chunks // of the verdicts spill
-	pend    []byte // event lines not yet in the spill
-	vpend   []byte // verdict lines not yet in the spill
-	err     error  // the monitor refused an event; nothing more is fed
-	shard   int    // the goroutine that monitors it
+	run      *monitor.Run
+	closing  *schema.Event
+	chunks   chunks        // of the events spill
+	vchunks  chunks        // of the verdicts spill
+	pend     []byte        // event lines not yet in the spill
+	vpend    []byte        // verdict lines not yet in the spill
+	last     []lastVerdict // each rule's last verdict, until finished
+	lastLine []byte        // the line of the last event fed (Run.AddEncoded)
+	rules    int           // how many rules the run is checked against
+	err      error         // the monitor refused an event; nothing more is fed
+	shard    int           // the goroutine that monitors it
 }
 
 // spillStretch is how many bytes of a run's lines are gathered before
-// they go to a spill file: the gathering buffers of 10,000 open runs
-// take 2 × 10,000 × about 1 KiB.
-const spillStretch = 512
+// they go to a spill file. A gathering buffer is made with room for a
+// stretch and a typical line: an event line (gatherEvents) or a verdict
+// line, which quotes its cause (gatherVerdicts). The gathering buffers of
+// 10,000 open runs take 10,000 × (gatherEvents + gatherVerdicts).
+const (
+	spillStretch   = 512
+	gatherEvents   = spillStretch + spillStretch/2
+	gatherVerdicts = 2 * spillStretch
+)
 
 // spills are the spill files of a streaming check that one goroutine
 // writes at a time.
@@ -233,14 +242,51 @@ func (p *spillPool) close() {
 	}
 }
 
-// scratch holds the buffer a goroutine encodes causes into, reused from
-// one verdict to the next.
-type scratch struct{ cause []byte }
+// scratch is what a goroutine monitoring runs reuses from one verdict to
+// the next: the buffer causes are encoded into, and the kinds of verdict
+// its runs' last verdicts name.
+type scratch struct {
+	cause []byte
+	kinds verdictKinds
+}
+
+// verdictKinds numbers the verdicts of a check without their run, seq and
+// cause (the rule, status, leaning and mode): there are a few per rule, so
+// a run's last verdicts are kept as a number and a seq each.
+type verdictKinds struct {
+	index map[verdictKind]uint32
+	all   []schema.VerdictEvent
+}
+
+type verdictKind struct {
+	rule                  schema.RuleRef
+	status, leaning, mode string
+}
+
+func (k *verdictKinds) of(v *schema.VerdictEvent) uint32 {
+	key := verdictKind{v.Rule, string(v.Status), string(v.Leaning), string(v.Mode)}
+	if n, ok := k.index[key]; ok {
+		return n
+	}
+	if k.index == nil {
+		k.index = make(map[verdictKind]uint32)
+	}
+	n := uint32(len(k.all))
+	k.index[key] = n
+	k.all = append(k.all, schema.VerdictEvent{Rule: v.Rule, Status: v.Status, Leaning: v.Leaning, Mode: v.Mode})
+	return n
+}
+
+// lastVerdict is a rule's last verdict in a run: its seq and its kind.
+type lastVerdict struct {
+	seq  uint64
+	kind uint32
+}
 
 // verdicts encodes the verdicts as they are produced
 // (schema.AppendVerdictLine, the bytes file.EncodeVerdict gives) and keeps
-// each rule's last one in Stream, which is all the summary reads of a
-// verdict stream.
+// each rule's last one, which is all the summary reads of a verdict
+// stream (Stream, once the run is finished).
 func (r *liveRun) verdicts(vs []schema.VerdictEvent, spill *spill, buf *scratch) error {
 	for i := range vs {
 		v := &vs[i]
@@ -252,20 +298,33 @@ func (r *liveRun) verdicts(vs []schema.VerdictEvent, spill *spill, buf *scratch)
 			}
 		}
 		if r.vpend == nil {
-			r.vpend = make([]byte, 0, 2*spillStretch)
+			r.vpend = make([]byte, 0, gatherVerdicts)
 		}
 		if r.vpend, err = schema.AppendVerdictLine(r.vpend, v, buf.cause); err != nil {
 			return err
 		}
-		last := *v
-		last.Cause = nil
-		if j := slices.IndexFunc(r.Stream, func(k schema.VerdictEvent) bool { return k.Rule.ID == v.Rule.ID }); j >= 0 {
-			r.Stream[j] = last
+		last := lastVerdict{v.Seq, buf.kinds.of(v)}
+		if j := slices.IndexFunc(r.last, func(k lastVerdict) bool { return buf.kinds.all[k.kind].Rule.ID == v.Rule.ID }); j >= 0 {
+			r.last[j] = last
 		} else {
-			r.Stream = append(r.Stream, last)
+			if r.last == nil {
+				r.last = make([]lastVerdict, 0, r.rules)
+			}
+			r.last = append(r.last, last)
 		}
 	}
 	return spillPending(spill, &r.vpend, &r.vchunks, spillStretch)
+}
+
+// stream is the run's last verdicts as verdict events, in the order of
+// each rule's first verdict.
+func (r *liveRun) stream(kinds *verdictKinds) []schema.VerdictEvent {
+	out := make([]schema.VerdictEvent, len(r.last))
+	for i, l := range r.last {
+		out[i] = kinds.all[l.kind]
+		out[i].RunID, out[i].Seq = r.RunID, l.seq
+	}
+	return out
 }
 
 // spillPending writes the lines in *pend to the spill once they are at
@@ -275,7 +334,11 @@ func spillPending(spill *spill, pend *[]byte, c *chunks, min int) error {
 		return nil
 	}
 	err := spill.write(*pend, c)
-	*pend = (*pend)[:0]
+	if cap(*pend) > 2*gatherVerdicts {
+		*pend = nil // grown for a long line: made again when needed
+	} else {
+		*pend = (*pend)[:0]
+	}
 	return err
 }
 
@@ -354,6 +417,7 @@ func streamFile(p string, lim tracefile.Limits, engs []*monitor.Engine, pool *sp
 // monitor feeds each event that comes in to its run's monitor, then ends
 // the runs, on one goroutine.
 func (sh *shard) monitor(file string) {
+	rules := len(sh.eng.Rules())
 	for evs := range sh.in {
 		for _, se := range evs {
 			r := se.run
@@ -361,7 +425,7 @@ func (sh *shard) monitor(file string) {
 				continue
 			}
 			if r.run == nil {
-				r.run = sh.eng.NewRun(r.RunID)
+				r.run, r.rules = sh.eng.NewRun(r.RunID), rules
 				sh.runs = append(sh.runs, r)
 			}
 			r.feed(se.ev, se.enc, sh.sp, &sh.buf)
@@ -389,7 +453,8 @@ func (r *liveRun) finish(sp *spills, buf *scratch) {
 			r.err = fmt.Errorf("ponens check: spill file: %w", err)
 		}
 	}
-	r.pend, r.vpend = nil, nil
+	r.pend, r.vpend, r.lastLine = nil, nil, nil
+	r.Stream, r.last = r.stream(&buf.kinds), nil
 	r.Results = r.run.Results()
 	r.Encoded = sp.events.reader(r.chunks)
 	r.Verdicts = sp.verdicts.reader(r.vchunks)
@@ -399,7 +464,16 @@ func (r *liveRun) finish(sp *spills, buf *scratch) {
 // feed gives ev to the run's monitor and gathers its JSON (enc, or
 // encoded here when nil) for the spill.
 func (r *liveRun) feed(ev *schema.Event, enc []byte, spill *spills, buf *scratch) {
-	vs, err := r.run.Add(ev)
+	var vs []schema.VerdictEvent
+	var err error
+	if enc != nil {
+		// The run keeps its last event as this copy of its line, not as
+		// the decoded event, which would hold its batch.
+		r.lastLine = append(r.lastLine[:0], enc...)
+		vs, err = r.run.AddEncoded(ev, r.lastLine)
+	} else {
+		vs, err = r.run.Add(ev)
+	}
 	if errors.Is(err, monitor.ErrEnded) {
 		r.err = exitWith(exitBadInput, "%s: run %s: event seq %d comes after the run ended with %s (seq %d)",
 			r.File, r.RunID, ev.Seq, r.closing.Type, r.closing.Seq)
@@ -419,7 +493,7 @@ func (r *liveRun) feed(ev *schema.Event, enc []byte, spill *spills, buf *scratch
 	}
 	r.Count++
 	if r.pend == nil {
-		r.pend = make([]byte, 0, 2*spillStretch)
+		r.pend = make([]byte, 0, gatherEvents)
 	}
 	if enc != nil {
 		r.pend = append(r.pend, enc...)
