@@ -164,7 +164,6 @@ type liveRun struct {
 	vpend    []byte        // verdict lines not yet in the spill
 	last     []lastVerdict // each rule's last verdict, until finished
 	lastLine []byte        // the line of the last event fed (Run.AddEncoded)
-	rules    int           // how many rules the run is checked against
 	err      error         // the monitor refused an event; nothing more is fed
 	shard    int           // the goroutine that monitors it
 }
@@ -243,11 +242,12 @@ func (p *spillPool) close() {
 }
 
 // scratch is what a goroutine monitoring runs reuses from one verdict to
-// the next: the buffer causes are encoded into, and the kinds of verdict
-// its runs' last verdicts name.
+// the next: the buffer causes are encoded into, the kinds of verdict its
+// runs' last verdicts name, and how many rules its engine has.
 type scratch struct {
 	cause []byte
 	kinds verdictKinds
+	rules int
 }
 
 // verdictKinds numbers the verdicts of a check without their run, seq and
@@ -308,7 +308,7 @@ func (r *liveRun) verdicts(vs []schema.VerdictEvent, spill *spill, buf *scratch)
 			r.last[j] = last
 		} else {
 			if r.last == nil {
-				r.last = make([]lastVerdict, 0, r.rules)
+				r.last = make([]lastVerdict, 0, buf.rules)
 			}
 			r.last = append(r.last, last)
 		}
@@ -417,7 +417,7 @@ func streamFile(p string, lim tracefile.Limits, engs []*monitor.Engine, pool *sp
 // monitor feeds each event that comes in to its run's monitor, then ends
 // the runs, on one goroutine.
 func (sh *shard) monitor(file string) {
-	rules := len(sh.eng.Rules())
+	sh.buf.rules = len(sh.eng.Rules())
 	for evs := range sh.in {
 		for _, se := range evs {
 			r := se.run
@@ -425,7 +425,7 @@ func (sh *shard) monitor(file string) {
 				continue
 			}
 			if r.run == nil {
-				r.run, r.rules = sh.eng.NewRun(r.RunID), rules
+				r.run = sh.eng.NewRun(r.RunID)
 				sh.runs = append(sh.runs, r)
 			}
 			r.feed(se.ev, se.enc, sh.sp, &sh.buf)
